@@ -1,0 +1,1 @@
+"""Live rigid-body dynamics for ROS 2 (the numerics live in ``dynamics``)."""

@@ -1,0 +1,18 @@
+"""Rigid-body dynamics of fixed-base kinematic trees, from the URDF.
+
+Pure numerics (numpy, numba, urdf-parser-py); nothing here imports ROS.
+Every function takes one sample (n,) or a batch (N, n) of joint values in the
+order of ``model.joint_names``.
+"""
+from .crba import mass_matrix
+from .errors import DynamicsError, PayloadError, StateError, URDFError
+from .model import Model
+from .puma import puma_urdf
+from .rnea import gravity_torques, inverse_dynamics
+from .urdf import load_urdf
+
+__all__ = [
+    "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
+    "gravity_torques", "inverse_dynamics", "load_urdf", "mass_matrix",
+    "puma_urdf",
+]

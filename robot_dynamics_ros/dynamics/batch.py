@@ -1,0 +1,39 @@
+"""Running a compiled kernel over a batch of samples on all cores.
+
+Every kernel loops over a leading sample axis and releases the GIL
+(``nogil=True``), so a batch is cut into one contiguous chunk per core and the
+chunks run on a thread pool: each thread has its own work array, and a kernel
+with a different body does not need a parallel wrapper of its own (numba
+cannot cache ``prange`` functions that take other functions as arguments).
+"""
+from concurrent.futures import ThreadPoolExecutor
+import os
+
+import numpy as np
+
+_THREADS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else os.cpu_count() or 1)
+# below this many samples the thread hand-off costs more than it saves
+_PARALLEL_FROM = 64
+_pool = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="dynamics")
+
+
+def run_kernel(kernel, model, inputs, out, work_size):
+    """``kernel(*model.arrays, *inputs, work, out)`` over all samples.
+
+    ``inputs`` are (N, ...) arrays, ``out`` is (N, ...); ``work_size(nb)``
+    is the length of one work row.
+    """
+    samples = out.shape[0]
+    if samples < _PARALLEL_FROM or _THREADS == 1:
+        work = model.workspace(kernel.__name__, work_size)
+        kernel(*model.arrays, *inputs, work, out)
+        return out
+    bounds = np.linspace(0, samples, _THREADS + 1).astype(int)
+    futures = [
+        _pool.submit(kernel, *model.arrays, *(x[a:b] for x in inputs),
+                     np.zeros(work_size(model.nb)), out[a:b])
+        for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    for future in futures:
+        future.result()
+    return out

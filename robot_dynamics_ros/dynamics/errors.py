@@ -1,0 +1,17 @@
+"""Errors raised for bad input: each names what is wrong and where."""
+
+
+class DynamicsError(ValueError):
+    """Base class: bad input to the dynamics (model, URDF, payload or state)."""
+
+
+class URDFError(DynamicsError):
+    """The robot description cannot be turned into a model."""
+
+
+class PayloadError(DynamicsError):
+    """A payload request is invalid (link, mass, CoM or inertia)."""
+
+
+class StateError(DynamicsError):
+    """q, qd, qdd or tau has the wrong shape or non-finite values."""

@@ -1,0 +1,152 @@
+"""Forward kinematics to world-frame spatial quantities (MATH.md conventions).
+
+For each body: its world pose, the joint's motion subspace
+``S_i = [z_i; p_i x z_i]`` (revolute) or ``[0; z_i]`` (prismatic) and the
+body's spatial inertia, all in world coordinates with moments about the world
+origin. Every recursion in this package starts from these arrays.
+"""
+import numpy as np
+from numba import njit
+
+from .model import PRISMATIC
+
+# Work array per body: rotation (9), position (3), S (6), spatial inertia (36)
+POSE = 12
+KINEMATICS_SIZE = POSE + 6 + 36
+
+
+@njit(cache=True)
+def world_kinematics(parent, joint_type, joint_placement, joint_axis, inertia,
+                     q, rot, pos, S, I):
+    """Fill world pose ``rot, pos``, subspace ``S`` and inertia ``I`` per body.
+
+    One pass over the bodies, parents before children: O(n).
+    """
+    nb = parent.shape[0]
+    for i in range(nb):
+        # joint frame in world: parent pose composed with the placement
+        p = parent[i]
+        for r in range(3):
+            for c in range(3):
+                acc = 0.0
+                for k in range(3):
+                    prk = rot[p, r, k] if p >= 0 else (1.0 if r == k else 0.0)
+                    acc += prk * joint_placement[i, k, c]
+                rot[i, r, c] = acc
+            acc = pos[p, r] if p >= 0 else 0.0
+            for k in range(3):
+                prk = rot[p, r, k] if p >= 0 else (1.0 if r == k else 0.0)
+                acc += prk * joint_placement[i, k, 3]
+            pos[i, r] = acc
+        # axis in world, then the joint's own motion
+        z0 = rot[i, 0, 0] * joint_axis[i, 0] + rot[i, 0, 1] * joint_axis[i, 1] + rot[i, 0, 2] * joint_axis[i, 2]
+        z1 = rot[i, 1, 0] * joint_axis[i, 0] + rot[i, 1, 1] * joint_axis[i, 1] + rot[i, 1, 2] * joint_axis[i, 2]
+        z2 = rot[i, 2, 0] * joint_axis[i, 0] + rot[i, 2, 1] * joint_axis[i, 1] + rot[i, 2, 2] * joint_axis[i, 2]
+        if joint_type[i] == PRISMATIC:
+            pos[i, 0] += z0 * q[i]
+            pos[i, 1] += z1 * q[i]
+            pos[i, 2] += z2 * q[i]
+            S[i, 0] = 0.0
+            S[i, 1] = 0.0
+            S[i, 2] = 0.0
+            S[i, 3] = z0
+            S[i, 4] = z1
+            S[i, 5] = z2
+        else:
+            _rotate_about(rot, i, z0, z1, z2, q[i])
+            S[i, 0] = z0
+            S[i, 1] = z1
+            S[i, 2] = z2
+            S[i, 3] = pos[i, 1] * z2 - pos[i, 2] * z1
+            S[i, 4] = pos[i, 2] * z0 - pos[i, 0] * z2
+            S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
+        _world_inertia(inertia[i], rot[i], pos[i], I[i])
+
+
+@njit(cache=True)
+def _rotate_about(rot, i, z0, z1, z2, angle):
+    """rot[i] <- Rodrigues(z, angle) @ rot[i]: a turn about the world axis z."""
+    c = np.cos(angle)
+    s = np.sin(angle)
+    t = 1.0 - c
+    r00 = c + t * z0 * z0
+    r01 = t * z0 * z1 - s * z2
+    r02 = t * z0 * z2 + s * z1
+    r10 = t * z0 * z1 + s * z2
+    r11 = c + t * z1 * z1
+    r12 = t * z1 * z2 - s * z0
+    r20 = t * z0 * z2 - s * z1
+    r21 = t * z1 * z2 + s * z0
+    r22 = c + t * z2 * z2
+    for col in range(3):
+        a = rot[i, 0, col]
+        b = rot[i, 1, col]
+        d = rot[i, 2, col]
+        rot[i, 0, col] = r00 * a + r01 * b + r02 * d
+        rot[i, 1, col] = r10 * a + r11 * b + r12 * d
+        rot[i, 2, col] = r20 * a + r21 * b + r22 * d
+
+
+@njit(cache=True)
+def _world_inertia(params, rot, pos, out):
+    """Spatial inertia about the world origin of a body (MATH.md formula)."""
+    m = params[0]
+    # CoM in world
+    cx = pos[0] + rot[0, 0] * params[1] + rot[0, 1] * params[2] + rot[0, 2] * params[3]
+    cy = pos[1] + rot[1, 0] * params[1] + rot[1, 1] * params[2] + rot[1, 2] * params[3]
+    cz = pos[2] + rot[2, 0] * params[1] + rot[2, 1] * params[2] + rot[2, 2] * params[3]
+    ixx, ixy, ixz, iyy, iyz, izz = params[4], params[5], params[6], params[7], params[8], params[9]
+    # R I_c R^T, then the parallel-axis term -m skew(c)^2
+    for r in range(3):
+        for col in range(r, 3):
+            acc = 0.0
+            for a in range(3):
+                ra = rot[r, a]
+                # row a of I_c dotted with row col of rot
+                if a == 0:
+                    ia = ixx * rot[col, 0] + ixy * rot[col, 1] + ixz * rot[col, 2]
+                elif a == 1:
+                    ia = ixy * rot[col, 0] + iyy * rot[col, 1] + iyz * rot[col, 2]
+                else:
+                    ia = ixz * rot[col, 0] + iyz * rot[col, 1] + izz * rot[col, 2]
+                acc += ra * ia
+            out[r, col] = acc
+            out[col, r] = acc
+    out[0, 0] += m * (cy * cy + cz * cz)
+    out[1, 1] += m * (cx * cx + cz * cz)
+    out[2, 2] += m * (cx * cx + cy * cy)
+    out[0, 1] -= m * cx * cy
+    out[1, 0] -= m * cx * cy
+    out[0, 2] -= m * cx * cz
+    out[2, 0] -= m * cx * cz
+    out[1, 2] -= m * cy * cz
+    out[2, 1] -= m * cy * cz
+    # m skew(c) in the upper right, its transpose lower left, m 1 lower right
+    for r in range(3):
+        for col in range(3):
+            out[r, 3 + col] = 0.0
+            out[3 + r, col] = 0.0
+            out[3 + r, 3 + col] = m if r == col else 0.0
+    out[0, 4] = -m * cz
+    out[0, 5] = m * cy
+    out[1, 3] = m * cz
+    out[1, 5] = -m * cx
+    out[2, 3] = -m * cy
+    out[2, 4] = m * cx
+    for r in range(3):
+        for col in range(3):
+            out[3 + col, r] = out[r, 3 + col]
+
+
+@njit(cache=True)
+def kinematics_views(work, nb):
+    """Views of a flat work row as (rot, pos, S, I) for ``nb`` bodies.
+
+    The rest of the row, ``work[nb * KINEMATICS_SIZE:]``, is the algorithm's.
+    """
+    block = work[:nb * KINEMATICS_SIZE]
+    rot = block[:9 * nb].reshape((nb, 3, 3))
+    pos = block[9 * nb:12 * nb].reshape((nb, 3))
+    S = block[12 * nb:18 * nb].reshape((nb, 6))
+    I = block[18 * nb:54 * nb].reshape((nb, 6, 6))
+    return rot, pos, S, I

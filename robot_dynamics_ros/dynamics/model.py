@@ -1,0 +1,145 @@
+"""The immutable robot model: tree topology, joint geometry and body inertias.
+
+A plain record of arrays in the spirit of Featherstone's spatial_v2 and of
+Pinocchio's ``Model``: the algorithms are functions ``f(model, q, ...)`` that
+read these arrays and write into work arrays of their own. Bodies are numbered
+in topological order (every parent before its children); body ``i`` is moved by
+joint ``i``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+import threading
+
+import numpy as np
+
+from .errors import DynamicsError, PayloadError
+from .inertia import check_inertia, combine_inertias
+
+REVOLUTE = 0
+PRISMATIC = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A fixed-base kinematic tree of 1-DoF joints.
+
+    Arrays (nb = number of moving bodies = number of joints in ``q_full``):
+
+    - ``parent`` (nb,) int64: parent body, -1 for the fixed root.
+    - ``joint_type`` (nb,) int64: ``REVOLUTE`` or ``PRISMATIC``.
+    - ``joint_placement`` (nb, 4, 4): pose of joint i's frame in its parent
+      body's frame at q = 0 (fixed joints on the way already folded in).
+    - ``joint_axis`` (nb, 3): unit axis in the joint frame.
+    - ``inertia`` (nb, 10): body inertia in its own frame as
+      ``[m, cx, cy, cz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]``, rotational inertia
+      about the CoM; links merged by fixed joints and payloads included.
+    - ``gravity`` (3,): gravity acceleration in the root frame.
+    - ``lower``, ``upper`` (nb,): joint limits (+-inf where there are none).
+    - ``coordinate_map`` (nb, nv), ``coordinate_offset`` (nb,):
+      ``q_full = coordinate_map @ q + coordinate_offset`` (identity unless
+      mimic joints are reduced, MATH.md "Fixed coordinate changes").
+    """
+
+    name: str
+    joint_names: tuple
+    link_names: tuple
+    body_joint_names: tuple
+    parent: np.ndarray
+    joint_type: np.ndarray
+    joint_placement: np.ndarray
+    joint_axis: np.ndarray
+    inertia: np.ndarray
+    gravity: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    coordinate_map: np.ndarray
+    coordinate_offset: np.ndarray
+    # link name -> (body index or -1 for the fixed root, 4x4 pose of the link
+    # frame in that body's frame)
+    link_frames: dict
+    # inertia of the URDF links alone, per body, before payloads
+    link_inertia: np.ndarray
+    # link name -> (mass, com (3,), inertia (3,3)) of the payload on that link
+    payloads: dict = field(default_factory=dict)
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+
+    def __post_init__(self):
+        for value in self.__dict__.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
+    @property
+    def nv(self) -> int:
+        """Number of actuated joints: the length of q."""
+        return len(self.joint_names)
+
+    @property
+    def nb(self) -> int:
+        """Number of moving bodies (joints before any mimic reduction)."""
+        return len(self.parent)
+
+    @property
+    def reduced(self) -> bool:
+        """True when mimic joints were removed from q (``mimic="reduce"``)."""
+        return self.nb != self.nv or not np.array_equal(
+            self.coordinate_map, np.eye(self.nb))
+
+    @property
+    def arrays(self):
+        """The arrays every compiled kernel takes first, in this order."""
+        return (self.parent, self.joint_type, self.joint_placement,
+                self.joint_axis, self.inertia, self.gravity)
+
+    def workspace(self, name, shape_fn):
+        """Per-thread work array ``name``, allocated once: ``shape_fn(nb)``.
+
+        Models are shared between threads (the node computes while a payload
+        swap builds a new model), so each thread gets its own work arrays.
+        """
+        cache = self._local.__dict__
+        work = cache.get(name)
+        if work is None:
+            work = cache[name] = np.zeros(shape_fn(self.nb))
+        return work
+
+    def with_payload(self, link, mass, com, inertia) -> "Model":
+        """A new model with a rigid payload on ``link``; this one is unchanged.
+
+        ``com`` (3,) is in the link frame, ``inertia`` (3, 3) about the CoM in
+        link axes; the payload replaces any earlier payload on the same link,
+        and ``mass == 0`` removes it. Raises ``PayloadError`` naming the
+        problem (unknown link, non-finite numbers, negative mass, an inertia
+        that is not symmetric positive semidefinite or violates the triangle
+        inequalities of its principal moments).
+        """
+        if link not in self.link_frames:
+            raise PayloadError(
+                f"payload link '{link}' is not a link of model '{self.name}'")
+        mass, com, inertia = check_inertia(
+            mass, com, inertia, where=f"payload on link '{link}'",
+            triangle=True)
+        payloads = dict(self.payloads)
+        if mass == 0.0:
+            payloads.pop(link, None)
+        else:
+            payloads[link] = (mass, com, inertia)
+        body_inertia = self.link_inertia.copy()
+        for name, (m, c, inertia_c) in payloads.items():
+            body, pose = self.link_frames[name]
+            if body < 0:
+                continue  # fixed to the base: moves nothing
+            rot = pose[:3, :3]
+            body_inertia[body] = combine_inertias(
+                body_inertia[body],
+                m, rot @ c + pose[:3, 3], rot @ inertia_c @ rot.T)
+        return replace(self, inertia=body_inertia, payloads=payloads,
+                       _local=threading.local())
+
+    def with_gravity(self, gravity) -> "Model":
+        """A new model with another gravity vector (3,), in the root frame."""
+        gravity = np.array(gravity, dtype=float).reshape(-1)
+        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+            raise DynamicsError(
+                f"gravity must be 3 finite numbers, got {gravity.tolist()}")
+        return replace(self, gravity=gravity, _local=threading.local())

@@ -1,0 +1,278 @@
+"""Build a ``Model`` from URDF text or a URDF file, with urdf-parser-py.
+
+Only the elements that matter for dynamics reach urdf-parser-py (links with
+their inertials, joints): real URDFs carry materials without colour,
+transmissions, gazebo tags and unnamed visuals that it rejects or warns about.
+Fixed joints are merged into their parent body; each revolute, continuous or
+prismatic joint starts a new body.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import threading
+import xml.etree.ElementTree as ET
+
+import numpy as np
+from urdf_parser_py.urdf import URDF
+
+from .errors import URDFError
+from .inertia import check_inertia, combine_inertias
+from .model import PRISMATIC, REVOLUTE, Model
+
+_MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+_KEEP_IN_JOINT = ("parent", "child", "origin", "axis", "limit", "mimic")
+
+
+def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
+    """The ``Model`` of a URDF given as XML text or as a file path.
+
+    ``mimic="independent"`` keeps mimic joints as ordinary joints of q;
+    ``"reduce"`` removes them from q (``q_mimic = multiplier * q_master +
+    offset``). Raises ``URDFError`` naming the element at fault.
+    """
+    if mimic not in ("independent", "reduce"):
+        raise URDFError(f"mimic must be 'independent' or 'reduce', got {mimic!r}")
+    robot = _parse(_read(source))
+    links = {link.name: link for link in robot.links}
+    children = _check_tree(robot, links)
+    root = next(iter(set(links) - {j.child for j in robot.joints}))
+
+    bodies = []          # (joint, parent body, placement)
+    link_frames = {root: (-1, np.eye(4))}
+    stack = list(reversed(children.get(root, [])))
+    while stack:  # depth first, in URDF order: every parent before its children
+        joint = stack.pop()
+        body, pose = link_frames[joint.parent]
+        placement = pose @ _origin(joint.origin, f"joint '{joint.name}'")
+        if joint.type == "fixed":
+            link_frames[joint.child] = (body, placement)
+        elif joint.type in _MOVING:
+            link_frames[joint.child] = (len(bodies), np.eye(4))
+            bodies.append((joint, body, placement))
+        else:
+            raise URDFError(
+                f"joint '{joint.name}' is of type '{joint.type}': only "
+                "revolute, continuous, prismatic and fixed joints are "
+                "supported (fixed base)")
+        stack.extend(reversed(children.get(joint.child, [])))
+
+    nb = len(bodies)
+    link_inertia = np.zeros((nb, 10))
+    for name, (body, pose) in link_frames.items():
+        inertial = links[name].inertial
+        if body < 0 or inertial is None:
+            continue
+        mass, com, inertia_c = _inertial(inertial, name)
+        rot = pose[:3, :3]
+        link_inertia[body] = combine_inertias(
+            link_inertia[body], mass, rot @ com + pose[:3, 3],
+            rot @ inertia_c @ rot.T)
+
+    names = [joint.name for joint, _, _ in bodies]
+    coordinate_map, offset, actuated = _coordinates(bodies, names, mimic)
+    return Model(
+        name=robot.name or "robot",
+        joint_names=tuple(actuated),
+        link_names=tuple(links),
+        body_joint_names=tuple(names),
+        parent=np.array([p for _, p, _ in bodies], dtype=np.int64),
+        joint_type=np.array([_MOVING[j.type] for j, _, _ in bodies], dtype=np.int64),
+        joint_placement=np.array([x for _, _, x in bodies]).reshape(nb, 4, 4),
+        joint_axis=np.array([_axis(j) for j, _, _ in bodies]).reshape(nb, 3),
+        inertia=link_inertia,
+        gravity=_vector(gravity, "gravity"),
+        lower=np.array([_limits(j)[0] for j, _, _ in bodies]),
+        upper=np.array([_limits(j)[1] for j, _, _ in bodies]),
+        coordinate_map=coordinate_map,
+        coordinate_offset=offset,
+        link_frames=link_frames,
+        link_inertia=link_inertia.copy(),
+    )
+
+
+def _read(source):
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", errors="replace")
+    if not isinstance(source, str):
+        raise URDFError(f"URDF source must be text or a path, got {type(source).__name__}")
+    if source.lstrip().startswith("<"):
+        return source
+    if not os.path.isfile(source):
+        raise URDFError(f"URDF file not found: {source!r}")
+    with open(source, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def _parse(text):
+    """The robot, with everything but links' inertials and joints dropped."""
+    if "<!ENTITY" in text or "<!DOCTYPE" in text:
+        raise URDFError("URDF contains a DOCTYPE or entity declaration: refused")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise URDFError(f"malformed URDF XML: {exc}") from None
+    if root.tag != "robot":
+        raise URDFError(f"URDF root element is <{root.tag}>, expected <robot>")
+    for element in list(root):
+        if element.tag == "link":
+            _keep_only(element, ("inertial",))
+        elif element.tag == "joint":
+            _keep_only(element, _KEEP_IN_JOINT)
+        else:
+            root.remove(element)
+    for element in root:
+        if not element.get("name"):
+            raise URDFError(f"a <{element.tag}> element has no name")
+    with _quiet_parser():
+        try:
+            return URDF.from_xml_string(ET.tostring(root, encoding="unicode"))
+        except Exception as exc:  # urdf-parser-py raises bare exceptions
+            raise URDFError(f"invalid URDF: {exc}") from None
+
+
+_quiet_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _quiet_parser():
+    """urdf-parser-py prints its warnings; keep them off the user's terminal."""
+    with _quiet_lock, contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
+def _keep_only(element, tags):
+    for child in list(element):
+        if child.tag not in tags:
+            element.remove(child)
+
+
+def _check_tree(robot, links):
+    """Children per link; raises unless the joints form one tree."""
+    children = {}
+    seen_child = {}
+    for joint in robot.joints:
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in links:
+                raise URDFError(
+                    f"joint '{joint.name}': {role} link '{link}' does not exist")
+        if joint.child in seen_child:
+            raise URDFError(
+                f"link '{joint.child}' is the child of two joints "
+                f"('{seen_child[joint.child]}' and '{joint.name}')")
+        seen_child[joint.child] = joint.name
+        children.setdefault(joint.parent, []).append(joint)
+    roots = sorted(set(links) - set(seen_child))
+    if not roots:
+        raise URDFError("the joints form a cycle: no link is the root")
+    if len(roots) > 1:
+        raise URDFError(f"the URDF has {len(roots)} roots (links that are no "
+                        f"joint's child): {roots}; expected one tree")
+    reached, stack = set(), roots[:]
+    while stack:
+        link = stack.pop()
+        reached.add(link)
+        stack.extend(j.child for j in children.get(link, []))
+    if reached != set(links):
+        raise URDFError("the joints form a cycle through links "
+                        f"{sorted(set(links) - reached)}")
+    return children
+
+
+def _vector(values, where, size=3):
+    vec = np.array(values if values is not None else np.zeros(size), dtype=float)
+    if vec.shape != (size,) or not np.all(np.isfinite(vec)):
+        raise URDFError(f"{where}: expected {size} finite numbers, got {vec.tolist()}")
+    return vec
+
+
+def _origin(origin, where):
+    """4x4 pose of a URDF <origin> (rpy: fixed-axis roll, pitch, yaw)."""
+    xyz = _vector(origin.xyz if origin is not None else None, f"{where} origin xyz")
+    rpy = _vector(origin.rpy if origin is not None else None, f"{where} origin rpy")
+    pose = np.eye(4)
+    pose[:3, :3] = _rpy_matrix(*rpy)
+    pose[:3, 3] = xyz
+    return pose
+
+
+def _rpy_matrix(roll, pitch, yaw):
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    return rz @ ry @ rx
+
+
+def _axis(joint):
+    axis = _vector(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0),
+                   f"joint '{joint.name}' axis")
+    norm = np.linalg.norm(axis)
+    if norm < 1e-12:
+        raise URDFError(f"joint '{joint.name}' has a zero axis")
+    return axis / norm
+
+
+def _limits(joint):
+    if joint.type == "continuous" or joint.limit is None:
+        return -np.inf, np.inf
+    lower = joint.limit.lower if joint.limit.lower is not None else -np.inf
+    upper = joint.limit.upper if joint.limit.upper is not None else np.inf
+    if np.isnan(lower) or np.isnan(upper):
+        raise URDFError(f"joint '{joint.name}': limit is NaN")
+    if lower == upper == 0.0:  # urdf convention: no limit given
+        return -np.inf, np.inf
+    if lower > upper:
+        raise URDFError(f"joint '{joint.name}': lower limit {lower} > upper {upper}")
+    return float(lower), float(upper)
+
+
+def _inertial(inertial, link):
+    where = f"link '{link}' inertial"
+    pose = _origin(inertial.origin, where)
+    inertia = inertial.inertia
+    matrix = (np.zeros((3, 3)) if inertia is None else
+              np.array(inertia.to_matrix(), dtype=float))
+    mass, _, matrix = check_inertia(
+        inertial.mass if inertial.mass is not None else 0.0, pose[:3, 3],
+        matrix, where=where, error=URDFError)
+    rot = pose[:3, :3]
+    return mass, pose[:3, 3], rot @ matrix @ rot.T
+
+
+def _coordinates(bodies, names, mimic):
+    """Coordinate map and offset from q to all joints, and q's joint names."""
+    nb = len(bodies)
+    index = {name: i for i, name in enumerate(names)}
+    master = {}
+    if mimic == "reduce":
+        for i, (joint, _, _) in enumerate(bodies):
+            if joint.mimic is None:
+                continue
+            if joint.mimic.joint not in index:
+                raise URDFError(f"joint '{joint.name}' mimics unknown joint "
+                                f"'{joint.mimic.joint}'")
+            mult = 1.0 if joint.mimic.multiplier is None else float(joint.mimic.multiplier)
+            off = 0.0 if joint.mimic.offset is None else float(joint.mimic.offset)
+            if not (np.isfinite(mult) and np.isfinite(off)):
+                raise URDFError(f"joint '{joint.name}': mimic multiplier/offset not finite")
+            master[i] = (index[joint.mimic.joint], mult, off)
+    actuated = [i for i in range(nb) if i not in master]
+    column = {i: c for c, i in enumerate(actuated)}
+    coordinate_map = np.zeros((nb, len(actuated)))
+    offset = np.zeros(nb)
+    for i in range(nb):
+        row, add, mult, seen = i, 0.0, 1.0, set()
+        while row in master:  # follow chains of mimics to an actuated joint
+            if row in seen:
+                raise URDFError(f"mimic joints form a cycle at '{names[i]}'")
+            seen.add(row)
+            row, m, o = master[row]
+            add += mult * o
+            mult *= m
+        coordinate_map[i, column[row]] = mult
+        offset[i] = add
+    return coordinate_map, offset, [names[i] for i in actuated]
