@@ -473,7 +473,6 @@ def random_urdf(rng, n_joints, tree=False, *, fixed_fraction=0.25,
     links = ["base_link"]
     children = {"base_link": []}
     joints = []  # (name, type, parent, child, xml body)
-    n_fixed = 0
     moving = 0
     counter = 0
 
@@ -489,7 +488,6 @@ def random_urdf(rng, n_joints, tree=False, *, fixed_fraction=0.25,
     for _ in range(root_fixed_links):
         child = new_link("base_link")
         joints.append((f"fix_root_{child}", "fixed", "base_link", child, _origin(rng, 0.5)))
-        n_fixed += 1
 
     last = "base_link"
     while moving < n_joints:
@@ -498,7 +496,6 @@ def random_urdf(rng, n_joints, tree=False, *, fixed_fraction=0.25,
         last = child
         if rng.random() < fixed_fraction:
             joints.append((f"fixed_{counter}", "fixed", parent, child, _origin(rng, 0.3)))
-            n_fixed += 1
             continue
         moving += 1
         u = rng.random()
