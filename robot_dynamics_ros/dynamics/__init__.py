@@ -4,6 +4,8 @@ Pure numerics (numpy, numba, urdf-parser-py); nothing here imports ROS.
 Every function takes one sample (n,) or a batch (N, n) of joint values in the
 order of ``model.joint_names``.
 """
+from .christoffel import christoffel_symbols
+from .coriolis import coriolis_matrix
 from .crba import mass_matrix
 from .errors import DynamicsError, PayloadError, StateError, URDFError
 from .model import Model
@@ -13,6 +15,6 @@ from .urdf import load_urdf
 
 __all__ = [
     "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
-    "gravity_torques", "inverse_dynamics", "load_urdf", "mass_matrix",
+    "christoffel_symbols", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf", "mass_matrix",
     "puma_urdf",
 ]

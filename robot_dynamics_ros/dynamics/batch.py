@@ -24,11 +24,10 @@ def run_kernel(kernel, model, inputs, out, work_size):
     ``inputs`` are (N, ...) arrays, ``out`` is (N, ...); ``work_size(nb)``
     is the length of one work row.
     """
-    samples = out.shape[0]
-    if samples < _PARALLEL_FROM or _THREADS == 1:
-        work = model.workspace(kernel.__name__, work_size)
-        kernel(*model.arrays, *inputs, work, out)
+    if len(out) < _PARALLEL_FROM or _THREADS == 1:
+        kernel(*model.arrays, *inputs, model.workspace(kernel, work_size), out)
         return out
+    samples = len(out)
     bounds = np.linspace(0, samples, _THREADS + 1).astype(int)
     futures = [
         _pool.submit(kernel, *model.arrays, *(x[a:b] for x in inputs),

@@ -11,11 +11,17 @@ from .state import joint_array, matrix_result, to_all_joints
 @njit(cache=True, nogil=True)
 def composite_inertias(parent, I, Ic):
     """Ic_i = inertia of body i and all its descendants, children first: O(n)."""
-    Ic[:] = I
-    for i in range(parent.shape[0] - 1, -1, -1):
+    nb = parent.shape[0]
+    for i in range(nb):
+        for r in range(6):
+            for c in range(6):
+                Ic[i, r, c] = I[i, r, c]
+    for i in range(nb - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            Ic[p] += Ic[i]
+            for r in range(6):
+                for c in range(6):
+                    Ic[p, r, c] += Ic[i, r, c]
 
 
 def _work_size(nb):
@@ -45,15 +51,18 @@ def _mass_matrix(parent, joint_type, joint_placement, joint_axis, inertia,
                          inertia, Q[s], rot, pos, S, I)
         composite_inertias(parent, I, Ic)
         M = out[s]
-        M[:, :] = 0.0
         for i in range(nb):
             mat6_vec(Ic[i], S[i], F)
             M[i, i] = dot6(S[i], F)
-            j = parent[i]
-            while j >= 0:
-                M[i, j] = M[j, i] = dot6(S[j], F)
-                j = parent[j]
-
+            j = i - 1
+            ancestor = parent[i]
+            while j >= 0:  # ancestors get M[i, j] = S_j . F, the rest 0
+                if j == ancestor:
+                    M[i, j] = M[j, i] = dot6(S[j], F)
+                    ancestor = parent[j]
+                else:
+                    M[i, j] = M[j, i] = 0.0
+                j -= 1
 
 def mass_matrix(model, q):
     """Joint-space inertia matrix M(q), (n, n), or (N, n, n) for q (N, n)."""

@@ -24,20 +24,22 @@ def world_kinematics(parent, joint_type, joint_placement, joint_axis, inertia,
     """
     nb = parent.shape[0]
     for i in range(nb):
-        # joint frame in world: parent pose composed with the placement
         p = parent[i]
-        for r in range(3):
-            for c in range(3):
-                acc = 0.0
-                for k in range(3):
-                    prk = rot[p, r, k] if p >= 0 else (1.0 if r == k else 0.0)
-                    acc += prk * joint_placement[i, k, c]
-                rot[i, r, c] = acc
-            acc = pos[p, r] if p >= 0 else 0.0
-            for k in range(3):
-                prk = rot[p, r, k] if p >= 0 else (1.0 if r == k else 0.0)
-                acc += prk * joint_placement[i, k, 3]
-            pos[i, r] = acc
+        if p < 0:  # placed in the root frame, which is the world frame
+            for r in range(3):
+                for c in range(3):
+                    rot[i, r, c] = joint_placement[i, r, c]
+                pos[i, r] = joint_placement[i, r, 3]
+        else:
+            for r in range(3):
+                a0, a1, a2 = rot[p, r, 0], rot[p, r, 1], rot[p, r, 2]
+                for c in range(4):
+                    value = (a0 * joint_placement[i, 0, c] + a1 * joint_placement[i, 1, c]
+                             + a2 * joint_placement[i, 2, c])
+                    if c < 3:
+                        rot[i, r, c] = value
+                    else:
+                        pos[i, r] = pos[p, r] + value
         # axis in world, then the joint's own motion
         z0 = rot[i, 0, 0] * joint_axis[i, 0] + rot[i, 0, 1] * joint_axis[i, 1] + rot[i, 0, 2] * joint_axis[i, 2]
         z1 = rot[i, 1, 0] * joint_axis[i, 0] + rot[i, 1, 1] * joint_axis[i, 1] + rot[i, 1, 2] * joint_axis[i, 2]
@@ -98,20 +100,13 @@ def _world_inertia(params, rot, pos, out):
     ixx, ixy, ixz, iyy, iyz, izz = params[4], params[5], params[6], params[7], params[8], params[9]
     # R I_c R^T, then the parallel-axis term -m skew(c)^2
     for r in range(3):
+        b0 = rot[r, 0] * ixx + rot[r, 1] * ixy + rot[r, 2] * ixz
+        b1 = rot[r, 0] * ixy + rot[r, 1] * iyy + rot[r, 2] * iyz
+        b2 = rot[r, 0] * ixz + rot[r, 1] * iyz + rot[r, 2] * izz
         for col in range(r, 3):
-            acc = 0.0
-            for a in range(3):
-                ra = rot[r, a]
-                # row a of I_c dotted with row col of rot
-                if a == 0:
-                    ia = ixx * rot[col, 0] + ixy * rot[col, 1] + ixz * rot[col, 2]
-                elif a == 1:
-                    ia = ixy * rot[col, 0] + iyy * rot[col, 1] + iyz * rot[col, 2]
-                else:
-                    ia = ixz * rot[col, 0] + iyz * rot[col, 1] + izz * rot[col, 2]
-                acc += ra * ia
-            out[r, col] = acc
-            out[col, r] = acc
+            value = b0 * rot[col, 0] + b1 * rot[col, 1] + b2 * rot[col, 2]
+            out[r, col] = value
+            out[col, r] = value
     out[0, 0] += m * (cy * cy + cz * cz)
     out[1, 1] += m * (cx * cx + cz * cz)
     out[2, 2] += m * (cx * cx + cy * cy)

@@ -63,11 +63,24 @@ class Model:
     # link name -> (mass, com (3,), inertia (3,3)) of the payload on that link
     payloads: dict = field(default_factory=dict)
     _local: threading.local = field(default_factory=threading.local, repr=False)
+    # True when mimic joints were removed from q (``mimic="reduce"``)
+    reduced: bool = field(init=False, default=False)
+    # what every compiled kernel takes first: (parent, joint_type,
+    # joint_placement, joint_axis, inertia, gravity)
+    arrays: tuple = field(init=False, default=(), repr=False)
 
     def __post_init__(self):
         for value in self.__dict__.values():
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
+        # checked on every call, so computed once
+        object.__setattr__(self, "reduced", self.nb != self.nv or not np.array_equal(
+            self.coordinate_map, np.eye(self.nb)))
+        # numba checks the types of read-only arrays more slowly; the kernels
+        # get private writable copies that nothing else can reach
+        object.__setattr__(self, "arrays", tuple(
+            np.array(a) for a in (self.parent, self.joint_type, self.joint_placement,
+                                  self.joint_axis, self.inertia, self.gravity)))
 
     @property
     def nv(self) -> int:
@@ -79,29 +92,19 @@ class Model:
         """Number of moving bodies (joints before any mimic reduction)."""
         return len(self.parent)
 
-    @property
-    def reduced(self) -> bool:
-        """True when mimic joints were removed from q (``mimic="reduce"``)."""
-        return self.nb != self.nv or not np.array_equal(
-            self.coordinate_map, np.eye(self.nb))
 
-    @property
-    def arrays(self):
-        """The arrays every compiled kernel takes first, in this order."""
-        return (self.parent, self.joint_type, self.joint_placement,
-                self.joint_axis, self.inertia, self.gravity)
-
-    def workspace(self, name, shape_fn):
-        """Per-thread work array ``name``, allocated once: ``shape_fn(nb)``.
+    def workspace(self, key, size_fn):
+        """Per-thread work array for ``key``, allocated once: ``size_fn(nb)``.
 
         Models are shared between threads (the node computes while a payload
         swap builds a new model), so each thread gets its own work arrays.
         """
         cache = self._local.__dict__
-        work = cache.get(name)
-        if work is None:
-            work = cache[name] = np.zeros(shape_fn(self.nb))
-        return work
+        try:
+            return cache[key]
+        except KeyError:
+            work = cache[key] = np.zeros(size_fn(self.nb))
+            return work
 
     def with_payload(self, link, mass, com, inertia) -> "Model":
         """A new model with a rigid payload on ``link``; this one is unchanged.

@@ -12,8 +12,9 @@ from .errors import StateError
 
 @njit(cache=True)
 def _first_nonfinite(values):
-    for i in range(values.shape[0]):
-        if not np.isfinite(values[i]):
+    flat = values.ravel()
+    for i in range(flat.shape[0]):
+        if not np.isfinite(flat[i]):
             return i
     return -1
 
@@ -30,12 +31,13 @@ def joint_array(model, value, name, like=None):
     except (TypeError, ValueError) as exc:
         raise StateError(f"{name} is not an array of numbers ({exc})") from None
     n = model.nv
-    if (arr.ndim not in (1, 2) or arr.shape[-1] != n
-            or (like is not None and arr.shape != like.shape)):
+    shape = arr.shape
+    if (len(shape) not in (1, 2) or shape[-1] != n
+            or (like is not None and shape != like.shape)):
         want = f"{like.shape}" if like is not None else f"({n},) or (N, {n})"
         raise StateError(f"{name} must have shape {want} for model "
-                         f"'{model.name}', got {arr.shape}")
-    bad = _first_nonfinite(arr.reshape(-1))
+                         f"'{model.name}', got {shape}")
+    bad = _first_nonfinite(arr)
     if bad >= 0:
         sample, joint = divmod(bad, n)
         where = f"[{sample}, {joint}]" if arr.ndim == 2 else f"[{joint}]"
@@ -46,7 +48,7 @@ def joint_array(model, value, name, like=None):
 
 def to_all_joints(model, arr, offset):
     """(N, nb) values of all joints from q-order values (n,) or (N, n)."""
-    batch = arr.reshape(-1, model.nv)
+    batch = arr if arr.ndim == 2 else arr[None]
     if not model.reduced:
         return batch
     full = batch @ model.coordinate_map.T
@@ -67,4 +69,15 @@ def matrix_result(model, out, single):
     if model.reduced:
         jmap = model.coordinate_map
         out = np.einsum("ai,nab,bj->nij", jmap, out, jmap)
+    return out[0] if single else out
+
+
+def tensor_result(model, out, single):
+    """3-tensor results (N, nb, nb, nb) back in q coordinates:
+    ``out_r[i, j, k] = sum J[a, i] J[b, j] J[c, k] out[a, b, c]``."""
+    if model.reduced:
+        jmap = model.coordinate_map
+        # optimize: one index at a time, O(nb^4) instead of O(nb^6)
+        out = np.einsum("ai,bj,ck,nabc->nijk", jmap, jmap, jmap, out,
+                        optimize=True)
     return out[0] if single else out
