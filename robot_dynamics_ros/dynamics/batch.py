@@ -31,7 +31,7 @@ def run_kernel(kernel, model, inputs, out, work_size):
     bounds = np.linspace(0, samples, _THREADS + 1).astype(int)
     futures = [
         _pool.submit(kernel, *model.arrays, *(x[a:b] for x in inputs),
-                     np.zeros(work_size(model.nb)), out[a:b])
+                     np.zeros(work_size(model.nb), dtype=out.dtype), out[a:b])
         for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     for future in futures:
         future.result()

@@ -51,7 +51,8 @@ def check_inertia(mass, com, inertia, *, where, triangle=False,
     semidefinite and, when ``triangle``, the triangle inequalities of its
     principal moments (what a real rigid body satisfies). The tolerance is
     relative to the largest moment, so that inertias written with a few
-    digits (as in URDF files) pass.
+    digits (as in URDF files) pass, plus 1e-12 kg m^2 for inertias that are
+    rounding noise around zero.
     """
     try:
         mass = float(mass)
@@ -71,7 +72,7 @@ def check_inertia(mass, com, inertia, *, where, triangle=False,
     if mass < 0.0:
         raise error(f"{where}: negative mass {mass}")
     scale = max(1e-300, float(np.max(np.abs(inertia))))
-    tol = 1e-9 * scale
+    tol = 1e-9 * scale + 1e-12
     if np.max(np.abs(inertia - inertia.T)) > tol:
         raise error(f"{where}: inertia is not symmetric: {inertia.tolist()}")
     moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))

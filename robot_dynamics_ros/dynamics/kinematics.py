@@ -55,7 +55,7 @@ def world_kinematics(parent, joint_type, joint_placement, joint_axis, inertia,
             S[i, 4] = z1
             S[i, 5] = z2
         else:
-            _rotate_about(rot, i, z0, z1, z2, q[i])
+            _turn_about_local_axis(rot, i, joint_axis[i], q[i])
             S[i, 0] = z0
             S[i, 1] = z1
             S[i, 2] = z2
@@ -66,27 +66,34 @@ def world_kinematics(parent, joint_type, joint_placement, joint_axis, inertia,
 
 
 @njit(cache=True)
-def _rotate_about(rot, i, z0, z1, z2, angle):
-    """rot[i] <- Rodrigues(z, angle) @ rot[i]: a turn about the world axis z."""
+def _turn_about_local_axis(rot, i, axis, angle):
+    """rot[i] <- rot[i] @ Rodrigues(axis, angle), axis in the joint frame.
+
+    Turning about the exact unit axis of the joint frame, not about the world
+    axis computed from rot[i], keeps the rounding of deep chains additive:
+    a world axis carries the parent's rounding into the Rodrigues matrix and
+    the error doubles at every joint.
+    """
     c = np.cos(angle)
     s = np.sin(angle)
     t = 1.0 - c
-    r00 = c + t * z0 * z0
-    r01 = t * z0 * z1 - s * z2
-    r02 = t * z0 * z2 + s * z1
-    r10 = t * z0 * z1 + s * z2
-    r11 = c + t * z1 * z1
-    r12 = t * z1 * z2 - s * z0
-    r20 = t * z0 * z2 - s * z1
-    r21 = t * z1 * z2 + s * z0
-    r22 = c + t * z2 * z2
-    for col in range(3):
-        a = rot[i, 0, col]
-        b = rot[i, 1, col]
-        d = rot[i, 2, col]
-        rot[i, 0, col] = r00 * a + r01 * b + r02 * d
-        rot[i, 1, col] = r10 * a + r11 * b + r12 * d
-        rot[i, 2, col] = r20 * a + r21 * b + r22 * d
+    x, y, z = axis[0], axis[1], axis[2]
+    r00 = c + t * x * x
+    r01 = t * x * y - s * z
+    r02 = t * x * z + s * y
+    r10 = t * x * y + s * z
+    r11 = c + t * y * y
+    r12 = t * y * z - s * x
+    r20 = t * x * z - s * y
+    r21 = t * y * z + s * x
+    r22 = c + t * z * z
+    for row in range(3):
+        a = rot[i, row, 0]
+        b = rot[i, row, 1]
+        d = rot[i, row, 2]
+        rot[i, row, 0] = a * r00 + b * r10 + d * r20
+        rot[i, row, 1] = a * r01 + b * r11 + d * r21
+        rot[i, row, 2] = a * r02 + b * r12 + d * r22
 
 
 @njit(cache=True)

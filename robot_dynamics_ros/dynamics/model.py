@@ -68,6 +68,9 @@ class Model:
     # what every compiled kernel takes first: (parent, joint_type,
     # joint_placement, joint_axis, inertia, gravity)
     arrays: tuple = field(init=False, default=(), repr=False)
+    # values computed once per model, such as the global Coriolis constant;
+    # a new dict for every new model, so a payload swap never sees stale ones
+    cache: dict = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self):
         for value in self.__dict__.values():

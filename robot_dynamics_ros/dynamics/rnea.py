@@ -80,7 +80,7 @@ def inverse_dynamics(model, q, qd, qdd):
 def gravity_torques(model, q):
     """Generalized gravity torques g(q): (n,) or (N, n) for q (N, n)."""
     q = joint_array(model, q, "q")
-    zeros = np.zeros((q.reshape(-1, model.nv).shape[0], model.nb))
+    zeros = np.zeros((len(q) if q.ndim == 2 else 1, model.nb))
     return _rnea(model, q, zeros, zeros)
 
 

@@ -19,15 +19,16 @@ def _first_nonfinite(values):
     return -1
 
 
-def joint_array(model, value, name, like=None):
-    """``value`` as a float64 array of shape (n,) or (N, n), checked.
+def joint_array(model, value, name, like=None, dtype=np.float64):
+    """``value`` as a ``dtype`` array of shape (n,) or (N, n), checked.
 
     ``like``: an already checked array whose shape ``value`` must have.
+    ``dtype``: float64, or float32 for the single-precision kernels.
     Raises ``StateError`` naming the argument, and for a non-finite entry
     the joint.
     """
     try:
-        arr = np.ascontiguousarray(value, dtype=np.float64)
+        arr = np.ascontiguousarray(value, dtype=dtype)
     except (TypeError, ValueError) as exc:
         raise StateError(f"{name} is not an array of numbers ({exc})") from None
     n = model.nv

@@ -36,6 +36,11 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
         raise URDFError(f"mimic must be 'independent' or 'reduce', got {mimic!r}")
     robot = _parse(_read(source))
     links = {link.name: link for link in robot.links}
+    for kind, items in (("link", robot.links), ("joint", robot.joints)):
+        names = [item.name for item in items]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise URDFError(f"duplicate {kind} names: {twice}")
     children = _check_tree(robot, links)
     root = next(iter(set(links) - {j.child for j in robot.joints}))
 
@@ -63,7 +68,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
     for name, (body, pose) in link_frames.items():
         inertial = links[name].inertial
         if body < 0 or inertial is None:
-            continue
+            continue  # links fixed to the base never move: their inertia is irrelevant
         mass, com, inertia_c = _inertial(inertial, name)
         rot = pose[:3, :3]
         link_inertia[body] = combine_inertias(
@@ -125,6 +130,7 @@ def _parse(text):
     for element in root:
         if not element.get("name"):
             raise URDFError(f"a <{element.tag}> element has no name")
+        _check_numbers(element)
     with _quiet_parser():
         try:
             return URDF.from_xml_string(ET.tostring(root, encoding="unicode"))
@@ -140,6 +146,24 @@ def _quiet_parser():
     """urdf-parser-py prints its warnings; keep them off the user's terminal."""
     with _quiet_lock, contextlib.redirect_stderr(io.StringIO()):
         yield
+
+
+_NUMERIC = {"value", "xyz", "rpy", "ixx", "ixy", "ixz", "iyy", "iyz", "izz",
+            "lower", "upper", "effort", "velocity", "multiplier", "offset"}
+
+
+def _check_numbers(element):
+    """Name the element whose number does not parse (urdf-parser-py does not)."""
+    for child in element.iter():
+        for attribute, text in child.attrib.items():
+            if attribute not in _NUMERIC:
+                continue
+            try:
+                [float(token) for token in text.split()]
+            except ValueError:
+                raise URDFError(
+                    f"{element.tag} '{element.get('name')}': <{child.tag} "
+                    f"{attribute}=\"{text}\"> is not a number") from None
 
 
 def _keep_only(element, tags):
