@@ -15,6 +15,7 @@ from .urdf import load_urdf
 
 __all__ = [
     "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
-    "christoffel_symbols", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf", "mass_matrix",
+    "christoffel_symbols", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",
+    "mass_matrix",
     "puma_urdf",
 ]

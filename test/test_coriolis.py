@@ -1,0 +1,269 @@
+"""Coriolis matrix C(q, qd) against Pinocchio and the identities it must obey.
+
+The oracle is ``pin.computeCoriolisMatrix`` (Christoffel-consistent, MATH.md),
+reordered into our joint order by robots.PinocchioOracle. Mdot comes from
+central differences of Pinocchio's M, the velocity-product torques from
+Pinocchio's RNEA, and the mimic coordinate map from the URDF text: none of
+the reference numbers comes from the code under test.
+"""
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+import zlib
+
+import numpy as np
+import pytest
+
+from robots import (PinocchioOracle, example_robot_urdf, example_robot_urdfs,
+                    has_unsupported_joints, load_pinocchio,
+                    random_configurations, random_urdf, rel_err, urdf_text)
+
+from robot_dynamics_ros.dynamics import DynamicsError, coriolis_matrix, load_urdf
+
+TOL = 1e-10
+N_CONFIGS = 5
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROBOTS = example_robot_urdfs()
+
+# (seed, moving joints, tree): 1-3 joints catch base cases, 60 joints the
+# growth of rounding error along deep paths.
+RANDOM_CASES = ([(100 + s, n, False) for s, n in enumerate([1, 2, 5, 12, 30, 60])]
+                + [(200 + s, n, True) for s, n in enumerate([3, 9, 25, 60])])
+RANDOM_IDS = [f"{'tree' if t else 'chain'}{n}-seed{s}" for s, n, t in RANDOM_CASES]
+
+
+def rng_for(label):
+    """A generator seeded by the case name: reproducible, different per case."""
+    return np.random.default_rng(zlib.crc32(label.encode()))
+
+
+@functools.lru_cache(maxsize=None)
+def robot(case, mimic="independent"):
+    """(urdf, our model, oracle) for an example-robot-data name or
+    ``random-<seed>-<n>-<chain|tree>``.
+
+    The model is a string saying why when there is nothing to compare:
+    Pinocchio cannot load the file fixed-base, it has joints we do not
+    model, or our loader rejects it (which files must load is
+    test_dynamics_accuracy's business).
+    """
+    if case.startswith("random-"):
+        _, seed, n, kind = case.split("-")
+        urdf = random_urdf(np.random.default_rng(int(seed)), int(n), tree=kind == "tree")
+    else:
+        urdf = example_robot_urdf(case)
+    pin_model = load_pinocchio(urdf)
+    if pin_model is None:
+        return urdf, "Pinocchio cannot load it", None
+    if has_unsupported_joints(urdf):
+        return urdf, "it has floating or planar joints", None
+    try:
+        model = load_urdf(urdf, mimic=mimic)
+    except DynamicsError as exc:
+        return urdf, f"load_urdf rejects it: {exc}", None
+    independent = model if mimic == "independent" else load_urdf(urdf)
+    return urdf, model, PinocchioOracle(pin_model, independent.joint_names)
+
+
+def random_case(seed, n, tree):
+    return f"random-{seed}-{n}-{'tree' if tree else 'chain'}"
+
+
+def mimic_map(urdf, reduced_names, full_names):
+    """(J, b) with ``q_full = J q_reduced + b``, read from the URDF's
+    ``<mimic joint multiplier offset>`` elements (defaults 1 and 0), mimics
+    of mimics followed to the actuated joint."""
+    root = ET.fromstring(urdf_text(urdf).encode("utf-8"))
+    master = {}
+    for joint in root.iter("joint"):
+        mim = joint.find("mimic")
+        if mim is not None and joint.get("type") is not None:
+            master[joint.get("name")] = (mim.get("joint"),
+                                         float(mim.get("multiplier", 1.0)),
+                                         float(mim.get("offset", 0.0)))
+    col = {name: c for c, name in enumerate(reduced_names)}
+    J = np.zeros((len(full_names), len(reduced_names)))
+    b = np.zeros(len(full_names))
+    for row, name in enumerate(full_names):
+        scale, shift = 1.0, 0.0
+        while name in master:  # q_name = mult * q_master + off
+            name, mult, off = master[name]
+            scale, shift = scale * mult, shift * mult + off
+        J[row, col[name]] = scale
+        b[row] = shift
+    return J, b
+
+
+def check_against_pinocchio(model, oracle, urdf, label, count=N_CONFIGS):
+    """Worst relative error of C over ``count`` random states; asserts <= TOL."""
+    rng = rng_for(label)
+    worst = 0.0
+    for q in random_configurations(model, rng, count, urdf=urdf):
+        qd = rng.uniform(-2.0, 2.0, model.nv)
+        err = rel_err(coriolis_matrix(model, q, qd), oracle.coriolis_matrix(q, qd))
+        assert err <= TOL, f"{label}: C relative error {err:.3g} at q={q.tolist()}, qd={qd.tolist()}"
+        worst = max(worst, err)
+    return worst
+
+
+def test_example_robot_data_is_installed():
+    # Without it the parametrized test below would collect nothing and pass.
+    assert len(ROBOTS) >= 60, f"example-robot-data URDFs found: {len(ROBOTS)}"
+
+
+@pytest.mark.parametrize("name", [n for n, _ in ROBOTS])
+def test_example_robot_vs_pinocchio(name):
+    urdf, model, oracle = robot(name)
+    if oracle is None:
+        pytest.skip(f"no comparison: {model}")
+    check_against_pinocchio(model, oracle, urdf, name)
+
+
+@pytest.mark.parametrize("seed,n,tree", RANDOM_CASES, ids=RANDOM_IDS)
+def test_random_robot_vs_pinocchio(seed, n, tree):
+    case = random_case(seed, n, tree)
+    urdf, model, oracle = robot(case)
+    assert oracle is not None, model
+    check_against_pinocchio(model, oracle, urdf, case)
+
+
+PROPERTY_CASES = ["panda", "ur5_robot", "solo12", "random-300-12-tree",
+                  "random-301-20-chain"]
+
+
+@pytest.mark.parametrize("case", PROPERTY_CASES)
+def test_mdot_minus_2c_is_skew(case):
+    # Mdot - 2C skew <=> C + C^T = Mdot, with Mdot = (M(q + h qd) - M(q - h qd)) / 2h
+    # from Pinocchio: truncation O(h^2) and rounding O(eps / h) both ~1e-10 here.
+    urdf, model, oracle = robot(case)
+    rng = rng_for("mdot" + case)
+    h = 1e-5
+    for q in random_configurations(model, rng, 3, urdf=urdf):
+        qd = rng.uniform(-2.0, 2.0, model.nv)
+        mdot = (oracle.mass_matrix(q + h * qd) - oracle.mass_matrix(q - h * qd)) / (2 * h)
+        c = coriolis_matrix(model, q, qd)
+        assert rel_err(c + c.T, mdot) <= 1e-8
+
+
+@pytest.mark.parametrize("case", PROPERTY_CASES)
+def test_c_qd_is_velocity_product_torque(case):
+    # C qd == ID(q, qd, 0) - g(q), both from Pinocchio's RNEA
+    urdf, model, oracle = robot(case)
+    rng = rng_for("cqd" + case)
+    zero = np.zeros(model.nv)
+    for q in random_configurations(model, rng, 3, urdf=urdf):
+        qd = rng.uniform(-2.0, 2.0, model.nv)
+        ref = oracle.inverse_dynamics(q, qd, zero) - oracle.gravity_torques(q)
+        assert rel_err(coriolis_matrix(model, q, qd) @ qd, ref) <= TOL
+
+
+MIMIC_ROBOTS = ["panda", "pr2", "talos_full_v2"]
+
+
+@pytest.mark.parametrize("name", MIMIC_ROBOTS)
+def test_mimic_reduce_is_jt_c_j(name):
+    # C_r(q_r, qd_r) = J^T C(J q_r + b, J qd_r) J (paper 003, Theorem 1), with
+    # C of the unreduced robot from Pinocchio and J, b from the URDF text.
+    urdf, reduced, oracle = robot(name, "reduce")
+    full_names = oracle.joint_names
+    assert reduced.nv < len(full_names), f"{name} has no mimic joint to reduce"
+    J, b = mimic_map(urdf, reduced.joint_names, full_names)
+    rng = rng_for("mimic" + name)
+    for q in random_configurations(reduced, rng, 4, urdf=urdf):
+        qd = rng.uniform(-2.0, 2.0, reduced.nv)
+        ref = J.T @ oracle.coriolis_matrix(J @ q + b, J @ qd) @ J
+        assert rel_err(coriolis_matrix(reduced, q, qd), ref) <= TOL
+
+
+@pytest.mark.parametrize("case,count", [("panda", 5), ("random-302-30-tree", 70),
+                                        ("pr2", 3)])
+def test_batch_matches_single_and_pinocchio(case, count):
+    # 70 samples run on the thread pool (batch._PARALLEL_FROM), 5 in one call
+    urdf, model, oracle = robot(case, "reduce" if case == "pr2" else "independent")
+    rng = rng_for("batch" + case)
+    qs = random_configurations(model, rng, count, urdf=urdf)
+    qds = rng.uniform(-2.0, 2.0, (count, model.nv))
+    cb = coriolis_matrix(model, qs, qds)
+    assert cb.shape == (count, model.nv, model.nv)
+    for k in range(count):
+        # same recursion per sample: equal to rounding
+        assert rel_err(cb[k], coriolis_matrix(model, qs[k], qds[k])) <= 1e-14
+    if not model.reduced:
+        for k in range(0, count, 10):
+            assert rel_err(cb[k], oracle.coriolis_matrix(qs[k], qds[k])) <= TOL
+
+
+def bad_shapes(n):
+    """(q shape, qd shape) pairs that must be rejected for n joints."""
+    return {"short": ((n - 1,), (n - 1,)), "qd longer": ((n,), (n + 1,)),
+            "batch q, single qd": ((2, n), (n,)), "batch sizes differ": ((2, n), (3, n)),
+            "3-D": ((2, 2, n), (2, 2, n)), "scalar": ((), ())}
+
+
+@pytest.mark.parametrize("kind", list(bad_shapes(1)))
+def test_bad_shapes_raise(kind):
+    _, model, _ = robot("panda")
+    q_shape, qd_shape = bad_shapes(model.nv)[kind]
+    with pytest.raises(DynamicsError, match="shape"):
+        coriolis_matrix(model, np.zeros(q_shape), np.zeros(qd_shape))
+
+
+@pytest.mark.parametrize("which", ["q", "qd"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_raises_naming_joint(which, bad):
+    _, model, _ = robot("panda")
+    q, qd = np.zeros((2, 3, model.nv))
+    (q if which == "q" else qd)[1, 4] = bad
+    with pytest.raises(DynamicsError, match=f"{which}\\[1, 4\\].*{model.joint_names[4]}"):
+        coriolis_matrix(model, q, qd)
+
+
+def test_not_numbers_raise():
+    _, model, _ = robot("panda")
+    with pytest.raises(DynamicsError, match="qd"):
+        coriolis_matrix(model, np.zeros(model.nv), ["a"] * model.nv)
+
+
+# DESIGN: NUMBA_DISABLE_JIT=1 must still give correct results. One subprocess
+# checks both Coriolis and Christoffel kernels (both methods) on small robots.
+_NOJIT_SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {here!r})
+    import numba, numpy as np
+    assert numba.config.DISABLE_JIT, "NUMBA_DISABLE_JIT did not take effect"
+    from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
+                        random_configurations, rel_err)
+    from robot_dynamics_ros.dynamics import (christoffel_symbols, coriolis_matrix,
+                                             load_urdf)
+    worst = 0.0
+    for name in ("ur5_robot", "panda"):
+        urdf = example_robot_urdf(name)
+        model = load_urdf(urdf)
+        oracle = PinocchioOracle(load_pinocchio(urdf), model.joint_names)
+        rng = np.random.default_rng(5)
+        qs = random_configurations(model, rng, 2, urdf=urdf)
+        qds = rng.uniform(-2, 2, (2, model.nv))
+        cb = coriolis_matrix(model, qs, qds)
+        for k in range(2):
+            ref = oracle.christoffel_symbols(qs[k])
+            worst = max(worst, rel_err(cb[k], oracle.coriolis_matrix(qs[k], qds[k])),
+                        rel_err(christoffel_symbols(model, qs[k]), ref))
+            if name == "ur5_robot":
+                worst = max(worst, rel_err(
+                    christoffel_symbols(model, qs[k], method="safeea"), ref))
+    print("WORST", worst)
+""")
+
+
+def test_correct_without_jit():
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(HERE)] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.run([sys.executable, "-c", _NOJIT_SCRIPT.format(here=HERE)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    worst = float(proc.stdout.split("WORST")[-1])
+    assert worst <= TOL, f"without JIT: worst relative error {worst}"
