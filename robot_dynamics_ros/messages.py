@@ -1,0 +1,162 @@
+"""Conversions between ROS messages and arrays, shared by the node and offline tools.
+
+Float64MultiArray outputs are row-major with every ``layout.dim`` labelled and
+sized (strides as the std_msgs/MultiArrayLayout comment defines them).
+JointState inputs are matched to the model's joints by name; a message that
+cannot be used raises JointStateRejected with a short ``kind`` (for counting)
+and a reason a person can act on.
+"""
+
+import array
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+
+from robot_dynamics_ros.model_source import Payload
+
+MATRIX_LABELS = ("row", "column")
+CHRISTOFFEL_LABELS = ("i", "j", "k")
+BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max")
+
+
+def multiarray_layout(shape: Sequence[int], labels: Sequence[str]) -> MultiArrayLayout:
+    """Row-major layout; ``labels[i]`` names axis i."""
+    if len(shape) != len(labels):
+        raise ValueError(f"{len(labels)} labels for an array of {len(shape)} dimensions")
+    strides = np.cumprod(list(shape)[::-1])[::-1]
+    return MultiArrayLayout(
+        dim=[
+            MultiArrayDimension(label=label, size=int(size), stride=int(stride))
+            for label, size, stride in zip(labels, shape, strides)
+        ],
+        data_offset=0,
+    )
+
+
+def to_multiarray(values: np.ndarray, layout: MultiArrayLayout) -> Float64MultiArray:
+    """A Float64MultiArray holding ``values`` (row-major) with a prebuilt layout."""
+    data = np.ascontiguousarray(values, dtype=np.float64)
+    return Float64MultiArray(layout=layout, data=array.array("d", data.tobytes()))
+
+
+def from_multiarray(msg: Float64MultiArray) -> np.ndarray:
+    """The array a Float64MultiArray holds, shaped by its layout."""
+    shape = tuple(d.size for d in msg.layout.dim)
+    data = np.asarray(msg.data, dtype=np.float64)[msg.layout.data_offset:]
+    return data.reshape(shape) if shape else data
+
+
+def bounds_layout() -> MultiArrayLayout:
+    """Layout of ``~/coriolis_bounds``: one labelled dimension naming every field."""
+    n = len(BOUNDS_FIELDS)
+    return MultiArrayLayout(
+        dim=[MultiArrayDimension(label=",".join(BOUNDS_FIELDS), size=n, stride=n)],
+        data_offset=0,
+    )
+
+
+def bounds_values(bounds, qd: np.ndarray) -> np.ndarray:
+    """The ``~/coriolis_bounds`` data in BOUNDS_FIELDS order, from a CoriolisBounds."""
+    return np.array(
+        [
+            bounds.coriolis_norm,
+            bounds.kc_config,
+            bounds.kc_global,
+            bounds.kc_config * float(np.linalg.norm(qd)),
+            bounds.m_eig_min,
+            bounds.m_eig_max,
+        ]
+    )
+
+
+def gravity_msg(stamp, joints: Sequence[str], torques: np.ndarray) -> JointState:
+    """``~/gravity_torques``: the input's stamp, joint names in output order, effort = g(q)."""
+    msg = JointState(name=list(joints), effort=array.array("d", np.asarray(torques, np.float64).tobytes()))
+    msg.header.stamp = stamp
+    return msg
+
+
+def payload_from_inertia(msg) -> Payload:
+    """The payload a geometry_msgs/InertiaStamped asks for; its frame_id is the link."""
+    m = msg.inertia
+    return Payload.create(
+        link=msg.header.frame_id,
+        mass=m.m,
+        com=(m.com.x, m.com.y, m.com.z),
+        inertia=(m.ixx, m.ixy, m.ixz, m.iyy, m.iyz, m.izz),
+    )
+
+
+class JointStateRejected(ValueError):
+    """A JointState that cannot be used; ``kind`` is a short key for counting."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+
+
+class JointStateMatcher:
+    """Extracts q and qd, in ``joint_names`` order, from JointState-like messages.
+
+    Any object with ``name``, ``position``, ``velocity`` and ``effort``
+    sequences works (rclpy messages, rosbags messages). The name-to-index map
+    is cached for the last name list seen, since publishers repeat it.
+    """
+
+    def __init__(self, joint_names: Sequence[str]):
+        self.joint_names = tuple(joint_names)
+        self._cached_names: Optional[list] = None
+        self._cached_take: Optional[np.ndarray] = None
+
+    def match(self, msg) -> Tuple[np.ndarray, np.ndarray]:
+        names = msg.name
+        count = len(names)
+        for field in ("position", "velocity", "effort"):
+            size = len(getattr(msg, field))
+            if size != count and (field == "position" or size != 0):
+                expected = f"{count}" if field == "position" else f"0 or {count}"
+                raise JointStateRejected(
+                    "length_mismatch",
+                    f"{field} has {size} values for {count} names (expected {expected})",
+                )
+        if names != self._cached_names:
+            self._cached_take = self._indices(names)
+            self._cached_names = list(names)
+        take = self._cached_take
+        q = _floats(msg.position)[take]
+        qd = _floats(msg.velocity)[take] if len(msg.velocity) else np.zeros(take.size)
+        for field, values in (("position", q), ("velocity", qd)):
+            bad = ~np.isfinite(values)
+            if bad.any():
+                joints = [self.joint_names[i] for i in np.flatnonzero(bad)]
+                raise JointStateRejected(
+                    "non_finite", f"non-finite {field} for {', '.join(joints)}"
+                )
+        return q, qd
+
+    def _indices(self, names: Sequence[str]) -> np.ndarray:
+        where = {}
+        repeated = []
+        for i, name in enumerate(names):
+            if name in where:
+                repeated.append(name)
+            where[name] = i
+        if repeated:
+            raise JointStateRejected(
+                "duplicate_name", f"joint names repeated: {', '.join(sorted(set(repeated)))}"
+            )
+        missing = [j for j in self.joint_names if j not in where]
+        if missing:
+            raise JointStateRejected(
+                "missing_joint",
+                f"no value for {len(missing)} modelled joint(s): {', '.join(missing)}",
+            )
+        return np.array([where[j] for j in self.joint_names], dtype=np.intp)
+
+
+def _floats(values) -> np.ndarray:
+    if isinstance(values, array.array):
+        return np.frombuffer(values, dtype=np.float64)
+    return np.asarray(values, dtype=np.float64)

@@ -1,0 +1,207 @@
+"""Where the served model comes from: checked robot descriptions and payloads.
+
+No ROS import here, so the node and the offline replay tool build the model the
+same way. Validation of the payload itself (finite numbers, mass >= 0, inertia
+positive semidefinite with the triangle inequalities, link present) belongs to
+``Model.with_payload``; this module only converts parameter-shaped input.
+"""
+
+import re
+from dataclasses import dataclass, replace
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from robot_dynamics_ros import dynamics
+
+# robot_state_publisher descriptions of large robots stay well below 1 MB; a
+# limit keeps a hostile or corrupted message from costing seconds of parsing.
+MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
+
+# Entities are how "billion laughs" and external-file inclusion attacks get in;
+# a URDF never needs a DOCTYPE, the only place where entities can be declared.
+_DTD_PATTERN = re.compile(rb"<!\s*(ENTITY|DOCTYPE)", re.IGNORECASE)
+
+
+class DescriptionError(ValueError):
+    """A robot description refused before it reaches the URDF parser."""
+
+
+def check_description(text: str) -> None:
+    """Raise DescriptionError when ``text`` is too large or declares XML entities."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    if len(data) > MAX_DESCRIPTION_BYTES:
+        raise DescriptionError(
+            f"robot description has {len(data)} bytes, more than the limit of "
+            f"{MAX_DESCRIPTION_BYTES} bytes"
+        )
+    match = _DTD_PATTERN.search(data)
+    if match:
+        raise DescriptionError(
+            f"robot description contains an XML {match.group(1).decode().upper()} "
+            f"declaration at byte {match.start()}; entity declarations are not accepted"
+        )
+    if not text.lstrip().startswith("<"):
+        # load_urdf would take such a string as a file path to read.
+        raise DescriptionError(
+            "robot description is not URDF XML text (it does not start with '<'): "
+            + repr(text[:40]))
+
+
+def read_description_file(path: Union[str, PathLike]) -> str:
+    """Read a URDF file, refusing an oversized one before reading it."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise DescriptionError(f"cannot read URDF file {str(path)!r}: {error}") from error
+    if size > MAX_DESCRIPTION_BYTES:
+        raise DescriptionError(
+            f"URDF file {str(path)!r} has {size} bytes, more than the limit of "
+            f"{MAX_DESCRIPTION_BYTES} bytes"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise DescriptionError(f"cannot read URDF file {str(path)!r}: {error}") from error
+    check_description(text)
+    return text
+
+
+def inertia_matrix(six: Sequence[float]) -> np.ndarray:
+    """3x3 inertia from [ixx, ixy, ixz, iyy, iyz, izz] (the URDF / ROS order)."""
+    values = np.asarray(six, dtype=float)
+    if values.shape != (6,):
+        raise ValueError(
+            f"payload inertia needs 6 values [ixx ixy ixz iyy iyz izz], got {values.size}"
+        )
+    ixx, ixy, ixz, iyy, iyz, izz = values
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A rigid payload attached to ``link``: CoM in the link frame, inertia about the CoM."""
+
+    link: str
+    mass: float
+    com: Tuple[float, float, float]
+    inertia: Tuple[Tuple[float, ...], ...]
+
+    @classmethod
+    def create(cls, link: str, mass: float, com: Sequence[float], inertia) -> "Payload":
+        """From a 3-vector CoM and a 3x3 inertia (or its 6 unique values)."""
+        inertia = np.asarray(inertia, dtype=float)
+        if inertia.shape != (3, 3):
+            inertia = inertia_matrix(inertia.ravel())
+        com = np.asarray(com, dtype=float)
+        if com.shape != (3,):
+            raise ValueError(f"payload CoM needs 3 values [x y z], got {com.size}")
+        return cls(
+            link=str(link),
+            mass=float(mass),
+            com=tuple(com.tolist()),
+            inertia=tuple(map(tuple, inertia.tolist())),
+        )
+
+    def apply_to(self, model):
+        """``model.with_payload`` for this payload (it validates and may raise)."""
+        return model.with_payload(self.link, self.mass, np.array(self.com), np.array(self.inertia))
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """One immutable model as the node serves it: every output comes from one of these.
+
+    ``model`` carries ``payloads`` (at most one per link, kept here to re-apply
+    them to a new description). ``joints`` is the output joint order and
+    ``perm[i]`` the model index of ``joints[i]`` (None when it is the model order).
+    """
+
+    payloads: Mapping[str, Payload]
+    model: object
+    joints: Tuple[str, ...]
+    perm: Optional[np.ndarray]
+
+    def with_payload(self, payload: Payload) -> "ServedModel":
+        """A new ServedModel where ``payload`` replaces the one on its link.
+
+        Raises DynamicsError (from Model.with_payload) with the reason when the
+        payload is invalid; self is left untouched.
+        """
+        model = payload.apply_to(self.model)
+        payloads = dict(self.payloads)
+        if payload.mass == 0.0:
+            payloads.pop(payload.link, None)
+        else:
+            payloads[payload.link] = payload
+        return replace(self, model=model, payloads=MappingProxyType(payloads))
+
+    def reorder(self, array: np.ndarray) -> np.ndarray:
+        """Put every axis of a model-order array into the output joint order."""
+        if self.perm is None:
+            return array
+        return array[np.ix_(*([self.perm] * array.ndim))]
+
+
+def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...], Optional[np.ndarray]]:
+    """Check the ``joints`` parameter against the model; empty means model order."""
+    names = tuple(model.joint_names)
+    if not joints:
+        return names, None
+    joints = tuple(joints)
+    unknown = [j for j in joints if j not in names]
+    missing = [j for j in names if j not in joints]
+    repeated = sorted({j for j in joints if joints.count(j) > 1})
+    if unknown or missing or repeated:
+        problems = []
+        if unknown:
+            problems.append(f"not in the model: {', '.join(unknown)}")
+        if missing:
+            problems.append(f"missing: {', '.join(missing)}")
+        if repeated:
+            problems.append(f"repeated: {', '.join(repeated)}")
+        raise ValueError(
+            "the joints parameter must list every actuated joint of the model once ("
+            + "; ".join(problems) + ")"
+        )
+    perm = np.array([names.index(j) for j in joints], dtype=np.intp)
+    if np.array_equal(perm, np.arange(len(names))):
+        return joints, None
+    return joints, perm
+
+
+def serve(base, joints: Optional[Sequence[str]], payloads=()) -> ServedModel:
+    """Apply ``payloads`` to ``base`` and fix the output joint order.
+
+    Raises DynamicsError for an invalid payload, ValueError for a bad ``joints``.
+    """
+    model = base
+    by_link = {}
+    for payload in payloads:
+        model = payload.apply_to(model)
+        by_link[payload.link] = payload
+    order, perm = output_order(base, joints)
+    return ServedModel(
+        payloads=MappingProxyType(by_link),
+        model=model,
+        joints=order,
+        perm=perm,
+    )
+
+
+def load_description(
+    text: str,
+    *,
+    gravity=(0.0, 0.0, -9.81),
+    mimic: str = "independent",
+    joints: Optional[Sequence[str]] = None,
+    payloads=(),
+) -> ServedModel:
+    """Check, parse and serve a URDF text; raises a ValueError with the reason."""
+    check_description(text)
+    base = dynamics.load_urdf(text, gravity=tuple(gravity), mimic=mimic)
+    return serve(base, joints, payloads)

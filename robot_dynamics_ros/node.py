@@ -1,0 +1,403 @@
+"""The ROS 2 node ``robot_dynamics``: dynamics of the described robot at every joint state.
+
+Thin by design: messages are converted in ``messages``, models are built in
+``model_source``, numbers come from ``dynamics``. What this file owns is the
+wiring and the threading contract:
+
+- The hot path (``joint_states``) reads one immutable ``_Live`` snapshot per
+  message, so every published message of one input comes from one model.
+- Everything that replaces the snapshot (payload parameters, ``~/payload``, a
+  new ``robot_description``) builds the new model completely, then swaps the
+  reference under ``_lock``. Descriptions are parsed on a worker thread so a
+  large URDF does not stall joint states.
+"""
+
+import queue
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import InertiaStamped
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayLayout, String
+
+from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.messages import (
+    CHRISTOFFEL_LABELS,
+    MATRIX_LABELS,
+    JointStateMatcher,
+    JointStateRejected,
+    bounds_layout,
+    bounds_values,
+    gravity_msg,
+    multiarray_layout,
+    payload_from_inertia,
+    to_multiarray,
+)
+from robot_dynamics_ros.model_source import (
+    Payload,
+    ServedModel,
+    load_description,
+    read_description_file,
+)
+
+NODE_NAME = "robot_dynamics"
+PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
+LATENCY_WINDOW = 4096  # compute-time samples kept between two diagnostics reports
+
+# As robot_state_publisher publishes it: late joiners get the last description.
+DESCRIPTION_QOS = QoSProfile(
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    history=HistoryPolicy.KEEP_LAST,
+)
+# Best effort matches both reliable and best-effort joint state publishers.
+JOINT_STATES_QOS = QoSProfile(
+    depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+
+
+@dataclass(frozen=True)
+class _Live:
+    """What the hot path needs, swapped as one reference."""
+
+    served: ServedModel
+    matcher: JointStateMatcher
+    matrix_layout: MultiArrayLayout
+    christoffel_layout: MultiArrayLayout
+
+
+def _descriptor(description: str, type_: int, read_only: bool = False, **extra) -> ParameterDescriptor:
+    return ParameterDescriptor(description=description, type=type_, read_only=read_only, **extra)
+
+
+class DynamicsNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        self._declare_parameters()
+        self._gravity = tuple(self.get_parameter("gravity").value)
+        self._mimic = self.get_parameter("mimic").value
+        self._joints = tuple(self.get_parameter_or("joints").value or ())
+        self._publish_christoffel = self.get_parameter("publish_christoffel").value
+
+        self._lock = threading.Lock()
+        self._live: Optional[_Live] = None
+        self._processed = 0
+        self._dropped = Counter()
+        self._dropped_reported = 0
+        self._payloads_refused = 0
+        self._descriptions_rejected = 0
+        self._last_error = ""
+        self._latency_ns = np.zeros(LATENCY_WINDOW)
+        self._latency_count = 0
+        self._latency_reported = 0
+        self._bounds_layout = bounds_layout()
+
+        self._pub_mass = self.create_publisher(Float64MultiArray, "~/mass_matrix", 10)
+        self._pub_coriolis = self.create_publisher(Float64MultiArray, "~/coriolis_matrix", 10)
+        self._pub_bounds = self.create_publisher(Float64MultiArray, "~/coriolis_bounds", 10)
+        self._pub_christoffel = self.create_publisher(Float64MultiArray, "~/christoffel_symbols", 10)
+        self._pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
+        self._pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+
+        self._builds: "queue.Queue" = queue.Queue(maxsize=1)
+        self._builder = threading.Thread(target=self._build_loop, name="model_builder", daemon=True)
+        self._builder.start()
+
+        text = self.get_parameter("robot_description").value
+        path = self.get_parameter("urdf_file").value
+        if text:
+            self._submit("parameter robot_description", lambda: text)
+        elif path:
+            self._submit(f"urdf_file {path}", lambda: read_description_file(path))
+        else:
+            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS)
+        self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
+        self.create_timer(1.0, self._publish_diagnostics)
+
+    def _declare_parameters(self):
+        string, strings = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+        double, doubles = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
+        self.declare_parameter("robot_description", "", _descriptor(
+            "URDF text; when set it takes precedence over urdf_file and the robot_description topic",
+            string, read_only=True))
+        self.declare_parameter("urdf_file", "", _descriptor(
+            "Path of a URDF file; when set (and robot_description is not) the topic is not used",
+            string, read_only=True))
+        # Declared by type: an empty list default would make rclpy guess a byte array.
+        self.declare_parameter("joints", Parameter.Type.STRING_ARRAY, _descriptor(
+            "Output joint order, a permutation of the actuated joints; unset: model order",
+            strings, read_only=True))
+        self.declare_parameter("gravity", [0.0, 0.0, -9.81], _descriptor(
+            "Gravity vector in the URDF root frame, m/s^2", doubles, read_only=True))
+        self.declare_parameter("publish_christoffel", False, _descriptor(
+            "Also publish ~/christoffel_symbols (n^3 values per joint state)",
+            ParameterType.PARAMETER_BOOL))
+        self.declare_parameter("mimic", "independent", _descriptor(
+            "Mimic joints: independent (own coordinate) or reduce (follow their master)",
+            string, read_only=True, additional_constraints="one of: independent, reduce"))
+        self.declare_parameter("payload.link", "", _descriptor(
+            "Link that carries the parameter payload", string))
+        self.declare_parameter("payload.mass", 0.0, _descriptor(
+            "Payload mass in kg, >= 0; 0 removes the payload of payload.link", double))
+        self.declare_parameter("payload.com", [0.0, 0.0, 0.0], _descriptor(
+            "Payload centre of mass [x, y, z] in the link frame, m", doubles))
+        self.declare_parameter("payload.inertia", [0.0] * 6, _descriptor(
+            "Payload inertia [ixx, ixy, ixz, iyy, iyz, izz] about its CoM in link axes, kg m^2",
+            doubles))
+
+    # Model changes (executor thread and builder thread)
+
+    def _submit(self, origin: str, load: Callable[[], str]):
+        """Queue a description for the builder; a newer one supersedes a queued one."""
+        self._replace_queued((origin, load))
+
+    def _replace_queued(self, job):
+        # Only the executor thread puts jobs, so the queue is empty after the get.
+        try:
+            self._builds.get_nowait()
+        except queue.Empty:
+            pass
+        self._builds.put_nowait(job)
+
+    def _on_description(self, msg: String):
+        self._submit("topic robot_description", lambda: msg.data)
+
+    def _build_loop(self):
+        while True:
+            job = self._builds.get()
+            if job is None:
+                return
+            origin, load = job
+            try:
+                served = load_description(
+                    load(), gravity=self._gravity, mimic=self._mimic, joints=self._joints)
+                self._warm(served.model)
+            # Whatever a broken description raises, the last good model stays.
+            except Exception as error:  # noqa: BLE001
+                self._descriptions_rejected += 1
+                self._report_error(f"rejected robot description from {origin}: {error}")
+                continue
+            with self._lock:
+                payloads = self._payloads_for_new_model()
+                for payload in payloads:
+                    try:
+                        served = served.with_payload(payload)
+                    except ValueError as error:
+                        self._report_error(
+                            f"payload on {payload.link!r} not applied to the new model: {error}")
+                self._install(served)
+            self.get_logger().info(
+                f"serving robot {served.model.name!r} from {origin}: {served.model.nv} DoF, "
+                f"joints {', '.join(served.joints)}"
+                + (f", payloads on {', '.join(served.payloads)}" if served.payloads else ""))
+
+    def _payloads_for_new_model(self):
+        """The payloads in force: the served ones, or the initial parameters at first load."""
+        if self._live is not None:
+            return list(self._live.served.payloads.values())
+        values = [self.get_parameter(name).value for name in PAYLOAD_PARAMETERS]
+        if not values[0] and values[1] == 0.0:
+            return []
+        try:
+            return [Payload.create(*values)]
+        except ValueError as error:
+            self._report_error(f"initial payload parameters not applied: {error}")
+            return []
+
+    def _warm(self, model):
+        """Run every output once so that compilation and caches happen off the hot path."""
+        q = np.zeros(model.nv)
+        dynamics.mass_matrix(model, q)
+        dynamics.gravity_torques(model, q)
+        dynamics.coriolis_matrix(model, q, q)
+        dynamics.coriolis_bounds(model, q, q)
+        dynamics.christoffel_symbols(model, q)
+
+    def _install(self, served: ServedModel):
+        """Swap the served snapshot; call with _lock held."""
+        old = self._live
+        n = served.model.nv
+        same_joints = old is not None and old.matcher.joint_names == served.model.joint_names
+        self._live = _Live(
+            served=served,
+            matcher=old.matcher if same_joints else JointStateMatcher(served.model.joint_names),
+            matrix_layout=multiarray_layout((n, n), MATRIX_LABELS),
+            christoffel_layout=multiarray_layout((n, n, n), CHRISTOFFEL_LABELS),
+        )
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        """Validate payload changes against the served model and, once valid, apply them.
+
+        Descriptor checks (types, read-only) ran before this callback, and no
+        other callback can refuse after it, so applying here is applying the
+        accepted request, atomically with respect to the hot path.
+        """
+        changes = {p.name: p.value for p in params}
+        if "publish_christoffel" in changes:
+            self._publish_christoffel = bool(changes["publish_christoffel"])
+        if not any(name in changes for name in PAYLOAD_PARAMETERS):
+            return SetParametersResult(successful=True)
+        values = [changes.get(name, self.get_parameter(name).value) for name in PAYLOAD_PARAMETERS]
+        try:
+            payload = Payload.create(*values)
+        except ValueError as error:
+            return self._refuse(str(error))
+        with self._lock:
+            if self._live is None:
+                return self._refuse("no robot model is loaded yet to check the payload against")
+            try:
+                served = self._live.served.with_payload(payload)
+            except ValueError as error:
+                return self._refuse(str(error))
+            self._install(served)
+        self.get_logger().info(f"payload parameters applied: {payload}")
+        return SetParametersResult(successful=True)
+
+    def _refuse(self, reason: str) -> SetParametersResult:
+        self._payloads_refused += 1
+        self._report_error(f"payload refused: {reason}")
+        return SetParametersResult(successful=False, reason=reason)
+
+    def _on_payload(self, msg: InertiaStamped):
+        try:
+            payload = payload_from_inertia(msg)
+            with self._lock:
+                if self._live is None:
+                    raise ValueError("no robot model is loaded yet to check the payload against")
+                self._install(self._live.served.with_payload(payload))
+        except ValueError as error:
+            self._payloads_refused += 1
+            self._report_error(f"payload on ~/payload refused: {error}")
+            return
+        self.get_logger().info(f"payload from ~/payload applied: {payload}")
+
+    def _report_error(self, text: str):
+        self._last_error = text
+        self.get_logger().warning(text)
+
+    # Hot path (executor thread)
+
+    def _on_joint_state(self, msg: JointState):
+        start = time.perf_counter_ns()
+        live = self._live
+        if live is None:
+            self._drop("no_model", "no robot model loaded yet")
+            return
+        try:
+            q, qd = live.matcher.match(msg)
+        except JointStateRejected as error:
+            self._drop(error.kind, str(error))
+            return
+        served = live.served
+        model = served.model
+        try:
+            mass = dynamics.mass_matrix(model, q)
+            coriolis = dynamics.coriolis_matrix(model, q, qd)
+            bounds = dynamics.coriolis_bounds(model, q, qd)
+            gravity = dynamics.gravity_torques(model, q)
+            christoffel = dynamics.christoffel_symbols(model, q) if self._publish_christoffel else None
+        except ValueError as error:
+            self._drop("dynamics_error", str(error))
+            return
+        out_mass = to_multiarray(served.reorder(mass), live.matrix_layout)
+        out_coriolis = to_multiarray(served.reorder(coriolis), live.matrix_layout)
+        out_bounds = to_multiarray(bounds_values(bounds, qd), self._bounds_layout)
+        out_gravity = gravity_msg(msg.header.stamp, served.joints, served.reorder(gravity))
+        out_christoffel = (
+            None if christoffel is None
+            else to_multiarray(served.reorder(christoffel), live.christoffel_layout))
+        self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
+        self._latency_count += 1
+        self._processed += 1
+        self._pub_mass.publish(out_mass)
+        self._pub_coriolis.publish(out_coriolis)
+        self._pub_bounds.publish(out_bounds)
+        if out_christoffel is not None:
+            self._pub_christoffel.publish(out_christoffel)
+        self._pub_gravity.publish(out_gravity)
+
+    def _drop(self, kind: str, reason: str):
+        self._dropped[kind] += 1
+        self._last_error = f"dropped joint_states ({kind}): {reason}"
+        self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)
+
+    # Diagnostics (executor thread, 1 Hz)
+
+    def _publish_diagnostics(self):
+        live = self._live
+        count = self._latency_count
+        window = min(count - self._latency_reported, LATENCY_WINDOW)
+        self._latency_reported = count
+        recent = np.roll(self._latency_ns, -(count % LATENCY_WINDOW))[LATENCY_WINDOW - window:]
+        dropped = sum(self._dropped.values())
+        values = {
+            "model": live.served.model.name if live else "",
+            "dof": str(live.served.model.nv) if live else "0",
+            "joints": ",".join(live.served.joints) if live else "",
+            "payloads": ";".join(
+                f"{p.link}:{p.mass:g}kg" for p in live.served.payloads.values()) if live else "",
+            "processed": str(self._processed),
+            "dropped": str(dropped),
+            **{f"dropped.{kind}": str(n) for kind, n in sorted(self._dropped.items())},
+            "payloads_refused": str(self._payloads_refused),
+            "descriptions_rejected": str(self._descriptions_rejected),
+            "compute_samples": str(window),
+            "compute_mean_us": f"{recent.mean() / 1e3:.1f}" if window else "",
+            "compute_p99_us": f"{np.percentile(recent, 99) / 1e3:.1f}" if window else "",
+            "last_error": self._last_error,
+        }
+        new_drops = dropped - self._dropped_reported
+        self._dropped_reported = dropped
+        if live is None:
+            level, message = DiagnosticStatus.ERROR, "no robot model loaded"
+        elif new_drops:
+            level = DiagnosticStatus.WARN
+            message = f"serving {live.served.model.name}; {new_drops} joint states dropped in the last second"
+        else:
+            level, message = DiagnosticStatus.OK, f"serving {live.served.model.name}"
+        status = DiagnosticStatus(
+            level=level,
+            name=f"{self.get_name()}: dynamics",
+            message=message,
+            hardware_id=values["model"],
+            values=[KeyValue(key=k, value=v) for k, v in values.items()],
+        )
+        array_msg = DiagnosticArray(status=[status])
+        array_msg.header.stamp = self.get_clock().now().to_msg()
+        self._pub_diagnostics.publish(array_msg)
+
+    def destroy_node(self):
+        self._replace_queued(None)
+        self._builder.join(timeout=5.0)
+        return super().destroy_node()
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = DynamicsNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""Run the node in its own process and talk to it over DDS from this one.
+
+Used by the node tests and by bench/bench_node.py. Every process started here
+is isolated from other runs on the machine: a ROS_DOMAIN_ID reserved with a
+lock file (so two test runs never share one) and discovery limited to
+localhost. Every wait has a timeout; NodeProcess.stop() always ends the child.
+"""
+
+import fcntl
+import functools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import InertiaStamped
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter_client import AsyncParameterClient
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+# Not resolved: a checkout reached through a symlink runs its own package.
+REPO = Path(__file__).absolute().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from robot_dynamics_ros.messages import from_multiarray  # noqa: E402
+
+NODE = "robot_dynamics"
+MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "christoffel_symbols")
+DOMAIN_LOCK_DIR = Path("/tmp/robot_dynamics_ros_domains")
+_held_domain_locks = []  # open lock files: the locks last as long as this process
+
+
+@functools.lru_cache(maxsize=None)
+def reserve_domain_id() -> int:
+    """A ROS_DOMAIN_ID in 1..100 that no other live process of ours holds.
+
+    Starts from the pid so concurrent runs spread out, and holds an flock on
+    the id's file until this process exits (the kernel drops it on exit, so a
+    crashed run frees its id).
+    """
+    DOMAIN_LOCK_DIR.mkdir(exist_ok=True)
+    for offset in range(100):
+        domain = (os.getpid() + offset) % 100 + 1
+        handle = open(DOMAIN_LOCK_DIR / f"{domain}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        _held_domain_locks.append(handle)
+        return domain
+    raise RuntimeError("all ROS domain ids 1..100 are held by other test runs")
+
+
+def isolate_ros_environment() -> int:
+    """Put this process (and the children it starts) on a private local domain."""
+    domain = reserve_domain_id()
+    os.environ["ROS_DOMAIN_ID"] = str(domain)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ.pop("ROS_STATIC_PEERS", None)
+    os.environ.pop("ROS_LOCALHOST_ONLY", None)
+    return domain
+
+
+class NodeProcess:
+    """``python -m robot_dynamics_ros.node --ros-args ...`` with the repo's YAML loaded."""
+
+    def __init__(self, *ros_args: str, log_path: Path, params_file: bool = True):
+        command = [sys.executable, "-m", "robot_dynamics_ros.node", "--ros-args"]
+        if params_file:
+            command += ["--params-file", str(REPO / "config" / "robot_dynamics.yaml")]
+        command += list(ros_args)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        self.process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGINT (a clean rclpy shutdown), then SIGKILL of the whole group."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout)
+        self._log.close()
+        return self.process.returncode
+
+
+def stamp(seconds: int, nanoseconds: int = 0) -> Time:
+    return Time(sec=seconds, nanosec=nanoseconds)
+
+
+def joint_state(names, position, velocity=(), effort=(), stamp_=None) -> JointState:
+    msg = JointState(name=list(names), position=[float(x) for x in position],
+                     velocity=[float(x) for x in velocity], effort=[float(x) for x in effort])
+    if stamp_ is not None:
+        msg.header.stamp = stamp_
+    return msg
+
+
+class Peer:
+    """The test side: publishes inputs, records every output, calls the parameter services."""
+
+    def __init__(self, name: str = "test_peer", target: str = NODE):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self._lock = threading.Lock()
+        self.received = defaultdict(list)  # topic -> [(monotonic receive time, msg)]
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.description_pub = self.node.create_publisher(String, "robot_description", latched)
+        self.joint_pub = self.node.create_publisher(JointState, "joint_states", 100)
+        self.payload_pub = self.node.create_publisher(InertiaStamped, f"/{target}/payload", 10)
+        self.subscriptions = {
+            topic: self.node.create_subscription(
+                Float64MultiArray, f"/{target}/{topic}", self._recorder(topic), 1000)
+            for topic in MATRIX_TOPICS
+        }
+        self.subscriptions["gravity_torques"] = self.node.create_subscription(
+            JointState, f"/{target}/gravity_torques", self._recorder("gravity_torques"), 1000)
+        self.subscriptions["diagnostics"] = self.node.create_subscription(
+            DiagnosticArray, "/diagnostics", self._recorder("diagnostics"), 100)
+        self.parameters = AsyncParameterClient(self.node, target)
+        self._stamp = 0
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
+        self._spinner.start()
+
+    def _spin(self):
+        try:
+            self.executor.spin()
+        except rclpy.executors.ExternalShutdownException:
+            pass
+
+    def _recorder(self, topic):
+        def record(msg):
+            now = time.monotonic()
+            with self._lock:
+                self.received[topic].append((now, msg))
+        return record
+
+    def close(self):
+        self.executor.shutdown(timeout_sec=5.0)
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+        self._spinner.join(timeout=5.0)
+
+    # Waiting
+
+    @staticmethod
+    def wait_until(predicate, timeout: float, what: str, period: float = 0.005):
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+            time.sleep(period)
+
+    def count(self, topic: str) -> int:
+        with self._lock:
+            return len(self.received[topic])
+
+    def messages(self, topic: str, start: int = 0):
+        with self._lock:
+            return [msg for _, msg in self.received[topic][start:]]
+
+    def diagnostics(self, predicate=lambda values: True, timeout: float = 10.0, after=None):
+        """Values of the node's next diagnostics report satisfying ``predicate``."""
+        start = self.count("diagnostics") if after is None else after
+
+        def find():
+            for msg in self.messages("diagnostics", start):
+                for status in msg.status:
+                    if status.name.startswith(NODE):
+                        values = {kv.key: kv.value for kv in status.values}
+                        values["level"] = int.from_bytes(status.level, "little") \
+                            if isinstance(status.level, bytes) else int(status.level)
+                        values["message"] = status.message
+                        if predicate(values):
+                            return values
+            return None
+
+        return self.wait_until(find, timeout, "a matching diagnostics report")
+
+    def wait_for_model(self, name: str, timeout: float, process: "NodeProcess") -> dict:
+        """Wait until the node serves robot ``name`` and its topics are connected."""
+
+        def serving(values):
+            return values["model"] == name
+
+        def fail_if_dead():
+            assert process.alive(), f"the node exited early:\n{process.log()[-3000:]}"
+
+        deadline = time.monotonic() + timeout
+        while True:
+            fail_if_dead()
+            try:
+                values = self.diagnostics(serving, min(2.0, max(0.1, deadline - time.monotonic())), after=0)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"the node did not serve {name!r} within {timeout:.0f} s:\n{process.log()[-3000:]}")
+        self.wait_until(lambda: self.joint_pub.get_subscription_count() > 0
+                        and all(s.get_publisher_count() > 0 for s in self.subscriptions.values()),
+                        10.0, "the node's topics to connect")
+        return values
+
+    # Inputs
+
+    def next_stamp(self) -> Time:
+        self._stamp += 1
+        return stamp(self._stamp)
+
+    def compute(self, names, q, qd=(), timeout: float = 10.0, christoffel: bool = False) -> dict:
+        """Publish one joint state and return the node's outputs for it.
+
+        Outputs are found by the gravity_torques stamp (the only output with a
+        header) and by arriving as the first new message of each topic: calls
+        are sequential, so nothing else is in flight.
+        """
+        topics = ["mass_matrix", "coriolis_matrix", "coriolis_bounds", "gravity_torques"]
+        if christoffel:
+            topics.append("christoffel_symbols")
+        before = {t: self.count(t) for t in topics}
+        sent = self.next_stamp()
+        self.joint_pub.publish(joint_state(names, q, qd, stamp_=sent))
+        self.wait_until(lambda: all(self.count(t) > before[t] for t in topics),
+                        timeout, "the node's outputs for one joint state")
+        out = {t: self.messages(t, before[t])[0] for t in topics}
+        gravity = out.pop("gravity_torques")
+        assert (gravity.header.stamp.sec, gravity.header.stamp.nanosec) == (sent.sec, sent.nanosec)
+        result = {t: from_multiarray(m) for t, m in out.items()}
+        result["joints"] = list(gravity.name)
+        result["gravity_torques"] = np.array(gravity.effort)
+        result["layouts"] = {t: m.layout for t, m in out.items()}
+        return result
+
+    def set_parameters(self, parameters, atomically: bool = False, timeout: float = 10.0):
+        """SetParameters (or SetParametersAtomically) results for rclpy Parameters."""
+        self.wait_until(lambda: self.parameters.wait_for_services(0.1), timeout,
+                        "the node's parameter services")
+        call = self.parameters.set_parameters_atomically if atomically else self.parameters.set_parameters
+        future = call(parameters)
+        self.wait_until(future.done, timeout, "a parameter service response")
+        response = future.result()
+        return [response.result] if atomically else list(response.results)
+
+    def get_parameters(self, names, timeout: float = 10.0):
+        future = self.parameters.get_parameters(names)
+        self.wait_until(future.done, timeout, "a parameter service response")
+        return [rclpy.parameter.parameter_value_to_python(v) for v in future.result().values]
