@@ -16,7 +16,8 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import per_call_us, robot_pair, row  # noqa: E402
+from common import HEADER, ROBOTS, per_call_us, robot_pair, row  # noqa: E402
+from robots import example_robot_urdf  # noqa: E402
 
 from robot_dynamics_ros.dynamics import (  # noqa: E402
     gravity_torques, inverse_dynamics, mass_matrix)
@@ -76,7 +77,6 @@ print(time.perf_counter() - t0)
 
 def start_times():
     """Cold (empty numba cache) and warm start of import + first calls."""
-    from common import ROBOTS, example_robot_urdf
     code = START.format(path=example_robot_urdf(ROBOTS["panda"]))
     cache = tempfile.mkdtemp(prefix="numba-cache-")
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
@@ -86,12 +86,12 @@ def start_times():
                  for _ in range(2)]
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    return [f"{'cold start (empty numba cache)':<34} {times[0]:10.2f} s   target 30 s",
-            f"{'warm start (cache filled)':<34} {times[1]:10.2f} s   target 3 s"]
+    return [f"{'cold start (empty numba cache)':<40} {times[0]:10.2f} s   target 30 s",
+            f"{'warm start (cache filled)':<40} {times[1]:10.2f} s   target 3 s"]
 
 
 def main():
-    print(f"{'per call':<34} {'ours us':>10} {'pin us':>10} {'ratio':>7}   target")
+    print(HEADER)
     for name in ("panda", "ur5"):
         for line in per_call(name):
             print(line)

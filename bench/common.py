@@ -1,37 +1,22 @@
-"""Shared pieces of the benchmarks: robots, Pinocchio twins, timing."""
-import glob
+"""Shared pieces of the benchmarks: robots, Pinocchio twins, timing.
+
+Robots come from the test helpers (test/robots.py), so benchmarks and tests
+run on the same URDFs.
+"""
 import os
 import statistics
+import sys
 import time
 
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics_ros.dynamics import load_urdf
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+from robots import example_robot_urdf, random_inertia  # noqa: E402
 
+from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402
 
-def example_robot_urdf(relative):
-    """Path of a URDF shipped in example-robot-data (via Pinocchio's prefix)."""
-    for root in {os.path.join(p, "share", "example-robot-data", "robots")
-                 for p in _prefixes()}:
-        path = os.path.join(root, relative)
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(relative)
-
-
-def _prefixes():
-    here = os.path.dirname(pin.__file__)
-    while here != os.path.dirname(here):
-        yield here
-        here = os.path.dirname(here)
-    yield from glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "cmeel.prefix"))
-
-
-ROBOTS = {
-    "panda": "panda_description/urdf/panda.urdf",
-    "ur5": "ur_description/urdf/ur5_robot.urdf",
-}
+ROBOTS = {"panda": "panda", "ur5": "ur5_robot"}
 
 
 def robot_pair(name):
@@ -42,6 +27,28 @@ def robot_pair(name):
     assert [pmodel.names[j] for j in range(1, pmodel.njoints)] == list(model.joint_names)
     assert pmodel.nq == model.nv, "benchmarks use robots without continuous joints"
     return model, pmodel, pmodel.createData()
+
+
+def topology_urdf(parents, seed=0):
+    """URDF of revolute joints with random axes and inertias; parents[i] < i or -1."""
+    rng = np.random.default_rng(seed)
+    lines = ['<robot name="topology">', '<link name="root"/>']
+    for i, p in enumerate(parents):
+        axis = rng.normal(size=3)
+        rpy = rng.uniform(-np.pi, np.pi, 3)
+        com = rng.uniform(-0.1, 0.1, 3)
+        mass = rng.uniform(0.5, 3.0)
+        inertia = random_inertia(rng, mass)
+        lines += [
+            f'<link name="l{i}"><inertial><origin xyz="{com[0]} {com[1]} {com[2]}"/>'
+            f'<mass value="{mass}"/><inertia ixx="{inertia[0, 0]}" ixy="{inertia[0, 1]}" '
+            f'ixz="{inertia[0, 2]}" iyy="{inertia[1, 1]}" iyz="{inertia[1, 2]}" '
+            f'izz="{inertia[2, 2]}"/></inertial></link>',
+            f'<joint name="j{i}" type="continuous"><parent link="{"root" if p < 0 else f"l{p}"}"/>'
+            f'<child link="l{i}"/><origin xyz="0.3 0.05 0.1" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>'
+            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/></joint>',
+        ]
+    return "\n".join(lines + ["</robot>"])
 
 
 def per_call_us(fn, repeat=7, number=2000):
@@ -58,4 +65,7 @@ def per_call_us(fn, repeat=7, number=2000):
 
 def row(label, ours, theirs, target):
     ratio = ours / theirs
-    return f"{label:<34} {ours:10.2f} {theirs:10.2f} {ratio:7.2f}   {target}"
+    return f"{label:<40} {ours:10.2f} {theirs:10.2f} {ratio:7.2f}   {target}"
+
+
+HEADER = f"{'':<40} {'ours us':>10} {'pin us':>10} {'ratio':>7}   target"
