@@ -4,6 +4,7 @@ Pure numerics (numpy, numba, urdf-parser-py); nothing here imports ROS.
 Every function takes one sample (n,) or a batch (N, n) of joint values in the
 order of ``model.joint_names``.
 """
+from .bounds import CoriolisBounds, coriolis_bounds
 from .christoffel import christoffel_symbols
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix
@@ -14,8 +15,8 @@ from .rnea import gravity_torques, inverse_dynamics
 from .urdf import load_urdf
 
 __all__ = [
-    "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
-    "christoffel_symbols", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",
+    "CoriolisBounds", "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
+    "christoffel_symbols", "coriolis_bounds", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",
     "mass_matrix",
     "puma_urdf",
 ]

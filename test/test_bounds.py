@@ -1,0 +1,149 @@
+"""Coriolis bounds: the fields against Pinocchio, and the bounds never violated.
+
+The bound ``||C(q, x) y|| <= k_c(q) ||x|| ||y|| <= K_c ||x|| ||y||`` is checked
+on 100,000 random (q, x, y) per robot, q within the joint limits; the tests
+print how tight K_c is (the largest ratio reached).
+"""
+import numpy as np
+import pytest
+
+from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
+                    random_configurations, random_urdf, rel_err)
+from robot_dynamics_ros.dynamics import (
+    DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
+from robot_dynamics_ros.dynamics.bounds import (
+    config_coriolis_constant, global_coriolis_constant)
+
+TRIPLES = 100_000
+CHUNK = 5_000
+
+
+def _robots():
+    return {
+        "panda": example_robot_urdf("panda"),
+        "ur5": example_robot_urdf("ur5_robot"),
+        "solo12": example_robot_urdf("solo12"),
+        "puma": puma_urdf(),
+        "random_tree": random_urdf(np.random.default_rng(3), 8, tree=True),
+    }
+
+
+ROBOTS = _robots()
+
+
+@pytest.mark.parametrize("name", ["panda", "solo12", "puma", "random_tree"])
+def test_fields_match_pinocchio(name):
+    """Each field from Pinocchio's C, Gamma (n calls of C(q, e_k)) and M."""
+    urdf = ROBOTS[name]
+    model = load_urdf(urdf)
+    oracle = PinocchioOracle(load_pinocchio(urdf), model.joint_names)
+    rng = np.random.default_rng(0)
+    for q in random_configurations(model, rng, 10, urdf=urdf):
+        qd = rng.normal(size=model.nv)
+        bounds = coriolis_bounds(model, q, qd)
+        gamma = oracle.christoffel_symbols(q)
+        kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2
+                         for k in range(model.nv)))
+        eigs = np.linalg.eigvalsh(oracle.mass_matrix(q))
+        assert rel_err(bounds.coriolis_norm,
+                       np.linalg.norm(oracle.coriolis_matrix(q, qd), 2)) < 1e-10
+        assert rel_err(bounds.kc_config, kc) < 1e-10
+        assert rel_err(bounds.m_eig_min, eigs[0]) < 1e-10
+        assert rel_err(bounds.m_eig_max, eigs[-1]) < 1e-10
+        assert bounds.kc_global >= bounds.kc_config
+
+
+@pytest.mark.parametrize("name", sorted(ROBOTS))
+def test_bounds_hold_on_random_triples(name):
+    urdf = ROBOTS[name]
+    model = load_urdf(urdf)
+    kc_global = global_coriolis_constant(model)
+    assert np.isfinite(kc_global) and kc_global > 0
+    rng = np.random.default_rng(1)
+    worst_config = worst_global = 0.0
+    for _ in range(TRIPLES // CHUNK):
+        q = random_configurations(model, rng, CHUNK, urdf=urdf)
+        x, y = rng.normal(size=(2, CHUNK, model.nv))
+        # ||x|| spread over decades so that the bound is tried at all scales
+        x *= 10.0 ** rng.uniform(-2, 2, (CHUNK, 1))
+        cxy = np.linalg.norm(np.einsum("nij,nj->ni", coriolis_matrix(model, q, x), y), axis=1)
+        scale = np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1)
+        kc = coriolis_bounds(model, q, x).kc_config
+        assert np.all(cxy <= kc * scale * (1 + 1e-12)), "k_c(q) bound violated"
+        assert np.all(cxy <= kc_global * scale * (1 + 1e-12)), "K_c bound violated"
+        worst_config = max(worst_config, float(np.max(cxy / (kc * scale))))
+        worst_global = max(worst_global, float(np.max(
+            np.linalg.norm(coriolis_matrix(model, q, x), 2, axis=(1, 2))
+            / (kc_global * np.linalg.norm(x, axis=1)))))
+    print(f"\n{name}: K_c = {kc_global:.6g}; over {TRIPLES} random (q, x, y): "
+          f"max ||C(q,x)y|| / (k_c(q)|x||y|) = {worst_config:.3f}, "
+          f"max ||C(q,x)||_2 / (K_c |x|) = {worst_global:.3f}")
+
+
+def test_kc_global_is_the_sup_of_kc_config():
+    """K_c is at least k_c anywhere within the limits: a dense scan of PUMA."""
+    model = load_urdf(ROBOTS["puma"])
+    kc_global = global_coriolis_constant(model)
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-np.pi, np.pi, (20_000, model.nv))
+    assert np.max(coriolis_bounds(model, q, q).kc_config) <= kc_global * (1 + 1e-9)
+
+
+def test_batch_equals_per_sample():
+    model = load_urdf(ROBOTS["panda"])
+    rng = np.random.default_rng(2)
+    q = random_configurations(model, rng, 5, urdf=ROBOTS["panda"])
+    qd = rng.normal(size=q.shape)
+    batch = coriolis_bounds(model, q, qd)
+    for i in range(5):
+        one = coriolis_bounds(model, q[i], qd[i])
+        for field in ("coriolis_norm", "kc_config", "m_eig_min", "m_eig_max"):
+            assert rel_err(getattr(batch, field)[i], getattr(one, field)) < 1e-13
+        assert batch.kc_global == one.kc_global
+
+
+def test_kc_global_is_per_model_and_follows_payloads():
+    model = load_urdf(ROBOTS["ur5"])
+    heavy = model.with_payload("tool0", 5.0, [0.0, 0.0, 0.1], 0.01 * np.eye(3))
+    # payload terms enter Gamma, so K_c must be recomputed for the new model
+    assert global_coriolis_constant(heavy) > global_coriolis_constant(model)
+    assert global_coriolis_constant(model) == global_coriolis_constant(load_urdf(ROBOTS["ur5"]))
+
+
+def test_config_constant_is_cauchy_schwarz_of_slices():
+    """k_c from its definition with numpy's spectral norm, on a random tensor."""
+    gamma = np.random.default_rng(4).normal(size=(5, 5, 5))
+    expected = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(5)))
+    assert abs(config_coriolis_constant(gamma) - expected) < 1e-12
+
+
+UNLIMITED_PRISMATIC = """<robot name="slider">
+  <link name="base"/>
+  <link name="carriage"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="slide" type="prismatic"><parent link="base"/><child link="carriage"/>
+    <axis xyz="1 0 0"/></joint>
+  <joint name="turn" type="continuous"><parent link="carriage"/><child link="arm"/>
+    <axis xyz="0 0 1"/></joint>
+</robot>"""
+
+
+def test_unlimited_prismatic_has_no_global_constant():
+    model = load_urdf(UNLIMITED_PRISMATIC)
+    bounds = coriolis_bounds(model, [0.2, 0.3], [1.0, 1.0])
+    assert bounds.kc_global == np.inf
+    assert np.isfinite(bounds.kc_config) and bounds.kc_config > 0
+
+
+@pytest.mark.parametrize("q, qd, needle", [
+    ([0.0] * 5, [0.0] * 6, "q must have shape"),
+    ([0.0] * 6, [0.0] * 5, "qd must have shape"),
+    ([0.0, np.nan, 0, 0, 0, 0], [0.0] * 6, "joint2"),
+    ([0.0] * 6, [0.0, 0, 0, np.inf, 0, 0], "joint4"),
+])
+def test_bad_input(q, qd, needle):
+    model = load_urdf(ROBOTS["puma"])
+    with pytest.raises(DynamicsError, match=needle):
+        coriolis_bounds(model, q, qd)
