@@ -11,8 +11,9 @@ from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                     random_configurations, random_urdf, rel_err)
 from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
-from robot_dynamics_ros.dynamics.bounds import (
-    config_coriolis_constant, global_coriolis_constant)
+from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
+from robot_dynamics_ros.dynamics.eigen import (
+    largest_singular_value, symmetric_eigen_extremes)
 
 TRIPLES = 100_000
 CHUNK = 5_000
@@ -110,11 +111,19 @@ def test_kc_global_is_per_model_and_follows_payloads():
     assert global_coriolis_constant(model) == global_coriolis_constant(load_urdf(ROBOTS["ur5"]))
 
 
-def test_config_constant_is_cauchy_schwarz_of_slices():
-    """k_c from its definition with numpy's spectral norm, on a random tensor."""
-    gamma = np.random.default_rng(4).normal(size=(5, 5, 5))
-    expected = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(5)))
-    assert abs(config_coriolis_constant(gamma) - expected) < 1e-12
+def test_jacobi_eigenvalues_match_lapack():
+    """The Jacobi kernels behind the bounds against numpy's LAPACK."""
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 5, 9, 30):
+        a = rng.normal(size=(n, n))
+        sym = a + a.T
+        work, gram = np.empty((n, n)), np.empty((n, n))
+        eigs = np.linalg.eigvalsh(sym)
+        low, high = symmetric_eigen_extremes(sym, work)
+        assert abs(low - eigs[0]) < 1e-12 * max(1, abs(eigs).max())
+        assert abs(high - eigs[-1]) < 1e-12 * max(1, abs(eigs).max())
+        norm = np.linalg.norm(a, 2)
+        assert abs(largest_singular_value(a, gram, work) - norm) < 1e-12 * max(1, norm)
 
 
 UNLIMITED_PRISMATIC = """<robot name="slider">

@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from scipy.optimize import minimize
 
+from .batch import run_kernel
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
+from .eigen import largest_singular_value, symmetric_eigen_extremes
 from .model import PRISMATIC
 from .state import joint_array
 
@@ -41,32 +44,82 @@ class CoriolisBounds(NamedTuple):
     m_eig_max: float | np.ndarray
 
 
-def config_coriolis_constant(gamma):
-    """k_c(q) from Gamma (n, n, n) or a batch (N, n, n, n)."""
-    # spectral norm of each Gamma_k: the largest singular value
-    slices = np.moveaxis(gamma, -1, -3)
-    norms = np.linalg.svd(slices, compute_uv=False)[..., 0]
-    return np.sqrt(np.sum(norms ** 2, axis=-1))
+def _work_size(nb):
+    return 3 * nb * nb
 
 
-def coriolis_bounds(model, q, qd) -> CoriolisBounds:
+@njit(cache=True, nogil=True)
+def _bounds(gamma, mass, qd, work, out):
+    """Per sample: [||C(q, qd)||_2, k_c(q), min eig M, max eig M] into out.
+
+    ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
+    (MATH.md); spectral norms and eigenvalues by Jacobi (eigen.py). Cost:
+    n + 2 small symmetric eigenproblems, O(n^4) per sample.
+    """
+    n = qd.shape[1]
+    coriolis = work[:n * n].reshape((n, n))
+    gram = work[n * n:2 * n * n].reshape((n, n))
+    scratch = work[2 * n * n:3 * n * n].reshape((n, n))
+    for s in range(qd.shape[0]):
+        for i in range(n):
+            for j in range(n):
+                acc = 0.0
+                for k in range(n):
+                    acc += gamma[s, i, j, k] * qd[s, k]
+                coriolis[i, j] = acc
+        out[s, 0] = largest_singular_value(coriolis, gram, scratch)
+        total = 0.0
+        for k in range(n):
+            norm = largest_singular_value(gamma[s, :, :, k], gram, scratch)
+            total += norm * norm
+        out[s, 1] = np.sqrt(total)
+        low, high = symmetric_eigen_extremes(mass[s], scratch)
+        out[s, 2] = low
+        out[s, 3] = high
+
+
+def _evaluate(model, q, qd, gamma, mass):
+    """(N, 4) bound values for checked q, qd (N, n) and their Gamma and M."""
+    out = np.empty((len(q), 4))
+    run_kernel(_bounds, model, (gamma, mass, qd), out, _work_size, model_arrays=False)
+    return out
+
+
+def config_coriolis_constant(model, q):
+    """k_c(q) for q (n,) or (N, n): the configuration Coriolis constant."""
+    q = joint_array(model, q, "q")
+    batch = q if q.ndim == 2 else q[None]
+    values = _evaluate(model, batch, np.zeros_like(batch),
+                       christoffel_symbols(model, batch), mass_matrix(model, batch))[:, 1]
+    return values if q.ndim == 2 else values[0]
+
+
+def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBounds:
     """The ``CoriolisBounds`` at (q, qd), for one sample or a batch (N, n).
 
-    Cost: one Christoffel evaluation O(N d^2), n singular value
-    decompositions of n x n matrices and one symmetric eigenproblem, O(n^4)
-    in all; ``kc_global`` is computed once per model (and payload) and cached.
+    ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
+    already (the node publishes both), so they are not computed twice.
+    Cost: one Christoffel evaluation O(N d^2) and n + 2 Jacobi
+    eigenproblems of n x n matrices, O(n^4) in all; ``kc_global`` is
+    computed once per model (and payload) and cached.
     """
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
-    gamma = christoffel_symbols(model, q)
-    coriolis = np.einsum("...ijk,...k->...ij", gamma, qd)
-    eigs = np.linalg.eigvalsh(mass_matrix(model, q))
+    single = q.ndim == 1
+    batch_q = q[None] if single else q
+    gamma = christoffel_symbols(model, batch_q) if christoffel is None else (
+        np.asarray(christoffel, dtype=np.float64).reshape(len(batch_q), *(model.nv,) * 3))
+    mass = mass_matrix(model, batch_q) if mass is None else (
+        np.asarray(mass, dtype=np.float64).reshape(len(batch_q), model.nv, model.nv))
+    values = _evaluate(model, batch_q, qd[None] if single else qd, gamma, mass)
+    if single:
+        values = values[0]
     return CoriolisBounds(
-        coriolis_norm=np.linalg.norm(coriolis, 2, axis=(-2, -1)),
-        kc_config=config_coriolis_constant(gamma),
+        coriolis_norm=values[..., 0],
+        kc_config=values[..., 1],
         kc_global=global_coriolis_constant(model),
-        m_eig_min=eigs[..., 0],
-        m_eig_max=eigs[..., -1],
+        m_eig_min=values[..., 2],
+        m_eig_max=values[..., 3],
     )
 
 
@@ -104,11 +157,11 @@ def _search_global_constant(model):
     upper = np.where(unlimited, np.pi, upper)
     rng = np.random.default_rng(_SEED)
     samples = rng.uniform(lower, upper, size=(_SAMPLES, model.nv))
-    values = config_coriolis_constant(christoffel_symbols(model, samples))
+    values = config_coriolis_constant(model, samples)
     best = float(values.max())
 
     def negative(q):
-        return -float(config_coriolis_constant(christoffel_symbols(model, q)))
+        return -float(config_coriolis_constant(model, q))
 
     for start in samples[np.argsort(values)[-_STARTS:]]:
         result = minimize(negative, start, method="L-BFGS-B",
