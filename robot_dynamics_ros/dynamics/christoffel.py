@@ -73,7 +73,10 @@ def _christoffel_tree(parent, joint_type, joint_placement, joint_axis, inertia,
                 j = parent[j]
             p = parent[k]
             if p >= 0:
-                Ic[p] += Ic[k]
+                # explicit loops: numba's array += on views is several times slower
+                for r in range(6):
+                    for c in range(6):
+                        Ic[p, r, c] += Ic[k, r, c]
 
 
 def _safeea_work_size(nb):

@@ -116,8 +116,11 @@ def _coriolis_matrix(parent, joint_type, joint_placement, joint_axis, inertia,
                 i = parent[i]
             p = parent[j]
             if p >= 0:
-                Ic[p] += Ic[j]
-                Bc[p] += Bc[j]
+                # explicit loops: numba's array += on views is several times slower
+                for r in range(6):
+                    for c in range(6):
+                        Ic[p, r, c] += Ic[j, r, c]
+                        Bc[p, r, c] += Bc[j, r, c]
 
 
 def coriolis_matrix(model, q, qd):
