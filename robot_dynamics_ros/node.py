@@ -4,15 +4,20 @@ Thin by design: messages are converted in ``messages``, models are built in
 ``model_source``, numbers come from ``dynamics``. What this file owns is the
 wiring and the threading contract:
 
-- The hot path (``joint_states``) reads one immutable ``_Live`` snapshot per
-  message, so every published message of one input comes from one model.
-- Everything that replaces the snapshot (payload parameters, ``~/payload``, a
-  new ``robot_description``) builds the new model completely, then swaps the
-  reference under ``_lock``. Descriptions are parsed on a worker thread so a
-  large URDF does not stall joint states.
+- The hot path (``joint_states``, executor thread) reads one immutable
+  ``_Live`` snapshot per message, so all outputs of one input come from one model.
+- Model changes (a new ``robot_description``, payloads from the parameters or
+  ``~/payload``) are validated on the executor thread, then built on the
+  builder thread: parsed, payloads applied, every output run once (K_c is
+  computed per model), and only then swapped in with one reference assignment.
 """
 
-import queue
+import os
+
+# The matrices are small (n <= a few dozen): BLAS threads only add wake-up
+# latency and fight the executor for the cores. Must precede the numpy import.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import threading
 import time
 from collections import Counter
@@ -91,8 +96,14 @@ class DynamicsNode(Node):
         self._joints = tuple(self.get_parameter_or("joints").value or ())
         self._publish_christoffel = self.get_parameter("publish_christoffel").value
 
-        self._lock = threading.Lock()
         self._live: Optional[_Live] = None
+        # Builder input, guarded by the condition _requests.
+        self._requests = threading.Condition()
+        self._requested_description = None  # (origin, loader) not built yet
+        self._requested_payloads = {}  # link -> Payload
+        self._requested_version = 0
+        self._served_version = 0
+        self._stopping = False
         self._processed = 0
         self._dropped = Counter()
         self._dropped_reported = 0
@@ -111,18 +122,19 @@ class DynamicsNode(Node):
         self._pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
-        self._builds: "queue.Queue" = queue.Queue(maxsize=1)
-        self._builder = threading.Thread(target=self._build_loop, name="model_builder", daemon=True)
-        self._builder.start()
-
+        initial = self._initial_payload()
+        if initial is not None:
+            self._request(payload=initial)
         text = self.get_parameter("robot_description").value
         path = self.get_parameter("urdf_file").value
         if text:
-            self._submit("parameter robot_description", lambda: text)
+            self._request(description=("parameter robot_description", lambda: text))
         elif path:
-            self._submit(f"urdf_file {path}", lambda: read_description_file(path))
+            self._request(description=(f"urdf_file {path}", lambda: read_description_file(path)))
         else:
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+        self._builder = threading.Thread(target=self._build_loop, name="model_builder", daemon=True)
+        self._builder.start()
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS)
@@ -160,67 +172,91 @@ class DynamicsNode(Node):
             "Payload inertia [ixx, ixy, ixz, iyy, iyz, izz] about its CoM in link axes, kg m^2",
             doubles))
 
-    # Model changes (executor thread and builder thread)
-
-    def _submit(self, origin: str, load: Callable[[], str]):
-        """Queue a description for the builder; a newer one supersedes a queued one."""
-        self._replace_queued((origin, load))
-
-    def _replace_queued(self, job):
-        # Only the executor thread puts jobs, so the queue is empty after the get.
-        try:
-            self._builds.get_nowait()
-        except queue.Empty:
-            pass
-        self._builds.put_nowait(job)
-
-    def _on_description(self, msg: String):
-        self._submit("topic robot_description", lambda: msg.data)
-
-    def _build_loop(self):
-        while True:
-            job = self._builds.get()
-            if job is None:
-                return
-            origin, load = job
-            try:
-                served = load_description(
-                    load(), gravity=self._gravity, mimic=self._mimic, joints=self._joints)
-                self._warm(served.model)
-            # Whatever a broken description raises, the last good model stays.
-            except Exception as error:  # noqa: BLE001
-                self._descriptions_rejected += 1
-                self._report_error(f"rejected robot description from {origin}: {error}")
-                continue
-            with self._lock:
-                payloads = self._payloads_for_new_model()
-                for payload in payloads:
-                    try:
-                        served = served.with_payload(payload)
-                    except ValueError as error:
-                        self._report_error(
-                            f"payload on {payload.link!r} not applied to the new model: {error}")
-                self._install(served)
-            self.get_logger().info(
-                f"serving robot {served.model.name!r} from {origin}: {served.model.nv} DoF, "
-                f"joints {', '.join(served.joints)}"
-                + (f", payloads on {', '.join(served.payloads)}" if served.payloads else ""))
-
-    def _payloads_for_new_model(self):
-        """The payloads in force: the served ones, or the initial parameters at first load."""
-        if self._live is not None:
-            return list(self._live.served.payloads.values())
+    def _initial_payload(self) -> Optional[Payload]:
+        """The payload of the parameters given at start, checked once a model exists."""
         values = [self.get_parameter(name).value for name in PAYLOAD_PARAMETERS]
         if not values[0] and values[1] == 0.0:
-            return []
+            return None
         try:
-            return [Payload.create(*values)]
+            return Payload.create(*values)
         except ValueError as error:
             self._report_error(f"initial payload parameters not applied: {error}")
-            return []
+            return None
+
+    # Model changes: requested on the executor thread, built on the builder thread
+
+    def _request(self, description=None, payload: Optional[Payload] = None):
+        """Ask the builder for a new description and/or payload; later requests win."""
+        with self._requests:
+            payloads = dict(self._requested_payloads)
+            if payload is not None:
+                if payload.mass == 0.0:
+                    payloads.pop(payload.link, None)
+                else:
+                    payloads[payload.link] = payload
+            if description is None and payloads == self._requested_payloads:
+                return  # nothing changes: spare the builder a model (and its K_c)
+            if description is not None:
+                self._requested_description = description
+            self._requested_payloads = payloads
+            self._requested_version += 1
+            self._requests.notify()
+
+    def _on_description(self, msg: String):
+        self._request(description=("topic robot_description", lambda: msg.data))
+
+    def _build_loop(self):
+        """Serve what was last requested, one complete model at a time.
+
+        Runs every output once on a new model before swapping it in (``_warm``),
+        so compilation and per-model caches (K_c) never land on the hot path.
+        Requests arriving meanwhile are folded into the next round.
+        """
+        base = None
+        while True:
+            with self._requests:
+                self._requests.wait_for(
+                    lambda: self._stopping or self._requested_version != self._served_version)
+                if self._stopping:
+                    return
+                version = self._requested_version
+                description, self._requested_description = self._requested_description, None
+                payloads = list(self._requested_payloads.values())
+            if description is not None:
+                base = self._load(*description) or base
+            if base is not None:
+                served = self._apply_payloads(base, payloads)
+                self._warm(served.model)
+                self._install(served)
+            self._served_version = version
+
+    def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
+        try:
+            served = load_description(
+                load(), gravity=self._gravity, mimic=self._mimic, joints=self._joints)
+        # Whatever a broken description raises, the last good model stays.
+        except Exception as error:  # noqa: BLE001
+            self._descriptions_rejected += 1
+            self._report_error(f"rejected robot description from {origin}: {error}")
+            return None
+        self.get_logger().info(
+            f"robot {served.model.name!r} from {origin}: {served.model.nv} DoF, "
+            f"joints {', '.join(served.joints)}")
+        return served
+
+    def _apply_payloads(self, served: ServedModel, payloads) -> ServedModel:
+        for payload in payloads:
+            try:
+                served = served.with_payload(payload)
+            except ValueError as error:
+                # Checked against the previous robot when requested: forget it.
+                self._report_error(f"payload on {payload.link!r} dropped for this robot: {error}")
+                with self._requests:
+                    if self._requested_payloads.get(payload.link) == payload:
+                        del self._requested_payloads[payload.link]
+        return served
 
     def _warm(self, model):
-        """Run every output once so that compilation and caches happen off the hot path."""
         q = np.zeros(model.nv)
         dynamics.mass_matrix(model, q)
         dynamics.gravity_torques(model, q)
@@ -229,7 +265,7 @@ class DynamicsNode(Node):
         dynamics.christoffel_symbols(model, q)
 
     def _install(self, served: ServedModel):
-        """Swap the served snapshot; call with _lock held."""
+        """Swap the served snapshot (builder thread only: one writer, no lock)."""
         old = self._live
         n = served.model.nv
         same_joints = old is not None and old.matcher.joint_names == served.model.joint_names
@@ -239,13 +275,15 @@ class DynamicsNode(Node):
             matrix_layout=multiarray_layout((n, n), MATRIX_LABELS),
             christoffel_layout=multiarray_layout((n, n, n), CHRISTOFFEL_LABELS),
         )
+        payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in served.payloads.values())
+        self.get_logger().info(
+            f"serving {served.model.name!r} with payloads: {payloads or 'none'}")
 
     def _on_set_parameters(self, params) -> SetParametersResult:
-        """Validate payload changes against the served model and, once valid, apply them.
+        """Accept or refuse a payload change, checked against the served model.
 
-        Descriptor checks (types, read-only) ran before this callback, and no
-        other callback can refuse after it, so applying here is applying the
-        accepted request, atomically with respect to the hot path.
+        The accepted payload is handed to the builder; outputs switch to it
+        once its model is complete, all at once.
         """
         changes = {p.name: p.value for p in params}
         if "publish_christoffel" in changes:
@@ -254,37 +292,31 @@ class DynamicsNode(Node):
             return SetParametersResult(successful=True)
         values = [changes.get(name, self.get_parameter(name).value) for name in PAYLOAD_PARAMETERS]
         try:
-            payload = Payload.create(*values)
+            payload = self._checked_payload(lambda: Payload.create(*values))
         except ValueError as error:
-            return self._refuse(str(error))
-        with self._lock:
-            if self._live is None:
-                return self._refuse("no robot model is loaded yet to check the payload against")
-            try:
-                served = self._live.served.with_payload(payload)
-            except ValueError as error:
-                return self._refuse(str(error))
-            self._install(served)
-        self.get_logger().info(f"payload parameters applied: {payload}")
+            self._payloads_refused += 1
+            self._report_error(f"payload parameters refused: {error}")
+            return SetParametersResult(successful=False, reason=str(error))
+        self._request(payload=payload)
         return SetParametersResult(successful=True)
-
-    def _refuse(self, reason: str) -> SetParametersResult:
-        self._payloads_refused += 1
-        self._report_error(f"payload refused: {reason}")
-        return SetParametersResult(successful=False, reason=reason)
 
     def _on_payload(self, msg: InertiaStamped):
         try:
-            payload = payload_from_inertia(msg)
-            with self._lock:
-                if self._live is None:
-                    raise ValueError("no robot model is loaded yet to check the payload against")
-                self._install(self._live.served.with_payload(payload))
+            payload = self._checked_payload(lambda: payload_from_inertia(msg))
         except ValueError as error:
             self._payloads_refused += 1
             self._report_error(f"payload on ~/payload refused: {error}")
             return
-        self.get_logger().info(f"payload from ~/payload applied: {payload}")
+        self._request(payload=payload)
+
+    def _checked_payload(self, make: Callable[[], Payload]) -> Payload:
+        """The payload ``make`` builds, validated by the served model (ValueError if not)."""
+        live = self._live
+        if live is None:
+            raise ValueError("no robot model is loaded yet to check the payload against")
+        payload = make()
+        live.served.with_payload(payload)
+        return payload
 
     def _report_error(self, text: str):
         self._last_error = text
@@ -354,6 +386,7 @@ class DynamicsNode(Node):
             "processed": str(self._processed),
             "dropped": str(dropped),
             **{f"dropped.{kind}": str(n) for kind, n in sorted(self._dropped.items())},
+            "update_pending": "yes" if self._requested_version != self._served_version else "no",
             "payloads_refused": str(self._payloads_refused),
             "descriptions_rejected": str(self._descriptions_rejected),
             "compute_samples": str(window),
@@ -382,7 +415,9 @@ class DynamicsNode(Node):
         self._pub_diagnostics.publish(array_msg)
 
     def destroy_node(self):
-        self._replace_queued(None)
+        with self._requests:
+            self._stopping = True
+            self._requests.notify()
         self._builder.join(timeout=5.0)
         return super().destroy_node()
 

@@ -8,6 +8,7 @@ localhost. Every wait has a timeout; NodeProcess.stop() always ends the child.
 
 import fcntl
 import functools
+import math
 import os
 import signal
 import subprocess
@@ -33,7 +34,8 @@ REPO = Path(__file__).absolute().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from robot_dynamics_ros.messages import from_multiarray  # noqa: E402
+from robot_dynamics_ros.messages import BOUNDS_FIELDS, from_multiarray  # noqa: E402
+from robots import rel_err  # noqa: E402
 
 NODE = "robot_dynamics"
 MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "christoffel_symbols")
@@ -276,3 +278,51 @@ class Peer:
         future = self.parameters.get_parameters(names)
         self.wait_until(future.done, timeout, "a parameter service response")
         return [rclpy.parameter.parameter_value_to_python(v) for v in future.result().values]
+
+
+def expected_outputs(oracle, q, qd) -> dict:
+    """What the node must publish for (q, qd), from Pinocchio (a robots.PinocchioOracle).
+
+    The bounds follow MATH.md: ||C||_2, k_c = sqrt(sum_k ||Gamma[:, :, k]||_2^2),
+    k_c ||qd||, and the extreme eigenvalues of M. K_c (a supremum over the
+    joint limits) has no closed form to compare with; see check_outputs.
+    """
+    mass = oracle.mass_matrix(q)
+    coriolis = oracle.coriolis_matrix(q, qd)
+    gamma = oracle.christoffel_symbols(q)
+    kc = math.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(len(q))))
+    eig = np.linalg.eigvalsh(mass)
+    return {
+        "mass_matrix": mass,
+        "coriolis_matrix": coriolis,
+        "christoffel_symbols": gamma,
+        "gravity_torques": oracle.gravity_torques(q),
+        "coriolis_norm": np.linalg.norm(coriolis, 2),
+        "kc_config": kc,
+        "coriolis_bound": kc * np.linalg.norm(qd),
+        "m_eig_min": eig[0],
+        "m_eig_max": eig[-1],
+    }
+
+
+def check_outputs(out: dict, oracle, q, qd, tolerance: float = 1e-9) -> dict:
+    """Assert the node's outputs equal Pinocchio's; return the relative errors.
+
+    ``q``, ``qd`` and every output are in ``oracle.joint_names`` order, which
+    must be the order the node announces in ~/gravity_torques.
+    """
+    assert out["joints"] == list(oracle.joint_names)
+    want = expected_outputs(oracle, q, qd)
+    bounds = dict(zip(BOUNDS_FIELDS, out["coriolis_bounds"]))
+    errors = {}
+    for key in ("mass_matrix", "coriolis_matrix", "christoffel_symbols", "gravity_torques"):
+        if key in out:
+            errors[key] = rel_err(out[key], want[key])
+    for key in ("coriolis_norm", "kc_config", "coriolis_bound", "m_eig_min", "m_eig_max"):
+        errors[key] = rel_err(bounds[key], want[key])
+    bad = {k: e for k, e in errors.items() if not e <= tolerance}
+    assert not bad, f"outputs differ from Pinocchio beyond {tolerance:g}: {bad}"
+    # K_c is a supremum over configurations, so it bounds k_c(q) at every q.
+    assert bounds["kc_global"] >= bounds["kc_config"] * (1 - tolerance)
+    assert bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + tolerance) + tolerance
+    return errors

@@ -1,0 +1,383 @@
+"""The node in its own process, talked to over DDS, checked against Pinocchio.
+
+One node process serves the whole module (starting one costs seconds on a
+2-core machine): panda from a transient-local robot_description published
+before the node starts, then payloads, bad input, a broken description and a
+switch to a tree robot (solo12) on the same topic. Tests run in file order
+and each leaves the node without payloads.
+"""
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import InertiaStamped
+from rclpy.parameter import Parameter
+from std_msgs.msg import String
+
+import robots
+import ros_harness as harness
+
+STARTUP_TIMEOUT = 180.0  # first run on a machine compiles the numba kernels
+PAYLOAD_TIMEOUT = 60.0  # a new model is served once its K_c is computed
+HAND = "panda_hand"
+HAND_PAYLOAD = (HAND, 1.5, [0.01, -0.02, 0.05], [0.004, 0.0002, 0.0, 0.005, -0.0001, 0.003])
+
+
+class Panda:
+    def __init__(self, peer, node, path):
+        self.peer = peer
+        self.node = node
+        self.path = path
+        self.pin_model = robots.load_pinocchio(path)
+        self.joints = robots.pinocchio_joint_names(self.pin_model)
+        self.oracle = robots.PinocchioOracle(self.pin_model, self.joints)
+        self.rng = np.random.default_rng(2024)
+
+    def oracle_with(self, *payloads):
+        model = self.pin_model
+        for link, mass, com, inertia in payloads:
+            model = robots.add_payload_pinocchio(model, link, mass, com, inertia3(inertia))
+        return robots.PinocchioOracle(model, self.oracle.joint_names)
+
+    def state(self):
+        ranges = robots.joint_ranges(self.oracle, self.path)
+        q = ranges[:, 0] + (ranges[:, 1] - ranges[:, 0]) * self.rng.random(len(ranges))
+        return q, self.rng.uniform(-2.0, 2.0, len(ranges))
+
+    def compute(self, q, qd, **kwargs):
+        return self.peer.compute(self.oracle.joint_names, q, qd, **kwargs)
+
+
+def inertia3(six):
+    ixx, ixy, ixz, iyy, iyz, izz = six
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+def payload_parameters(link, mass, com, inertia):
+    return [Parameter("payload.link", value=link), Parameter("payload.mass", value=float(mass)),
+            Parameter("payload.com", value=[float(x) for x in com]),
+            Parameter("payload.inertia", value=[float(x) for x in inertia])]
+
+
+def inertia_msg(link, mass, com, inertia):
+    msg = InertiaStamped()
+    msg.header.frame_id = link
+    msg.inertia.m = float(mass)
+    msg.inertia.com.x, msg.inertia.com.y, msg.inertia.com.z = map(float, com)
+    (msg.inertia.ixx, msg.inertia.ixy, msg.inertia.ixz,
+     msg.inertia.iyy, msg.inertia.iyz, msg.inertia.izz) = map(float, inertia)
+    return msg
+
+
+@pytest.fixture(scope="module")
+def panda(tmp_path_factory):
+    harness.isolate_ros_environment()
+    path = robots.example_robot_urdf("panda")
+    peer = harness.Peer()
+    node = None
+    try:
+        # Published before the node exists: only transient-local durability delivers it.
+        peer.description_pub.publish(String(data=robots.urdf_text(path)))
+        node = harness.NodeProcess("-p", "publish_christoffel:=true",
+                                   log_path=tmp_path_factory.mktemp("node") / "node.log")
+        peer.wait_for_model("panda", STARTUP_TIMEOUT, node)
+        yield Panda(peer, node, path)
+    finally:
+        if node is not None:
+            node.stop()
+        peer.close()
+
+
+def wait_served(peer, *payloads):
+    """Wait until the node serves exactly ``payloads`` ((link, mass, ...) tuples)."""
+    want = sorted(f"{link}:{mass:g}kg" for link, mass, *_ in payloads)
+
+    def serving(values):
+        return (values["update_pending"] == "no"
+                and sorted(filter(None, values["payloads"].split(";"))) == want)
+
+    return peer.diagnostics(serving, timeout=PAYLOAD_TIMEOUT)
+
+
+@pytest.fixture
+def no_payloads(panda):
+    """Leaves the node without payloads, whatever the test did."""
+    yield
+    panda.peer.set_parameters(payload_parameters(HAND, 0.0, [0, 0, 0], [0] * 6), atomically=True)
+    for link in ("panda_link7", HAND):
+        panda.peer.payload_pub.publish(inertia_msg(link, 0.0, [0, 0, 0], [0] * 6))
+    wait_served(panda.peer)
+
+
+def test_description_published_before_start_is_picked_up(panda):
+    values = panda.peer.diagnostics(timeout=5.0)
+    assert values["model"] == "panda"
+    assert values["dof"] == "9"
+    movable = [n for n, j in robots.urdf_joints(panda.path).items() if j["type"] != "fixed"]
+    assert sorted(values["joints"].split(",")) == sorted(movable)
+
+
+def test_outputs_equal_pinocchio(panda):
+    worst = {}
+    for _ in range(5):
+        q, qd = panda.state()
+        out = panda.compute(q, qd, christoffel=True)
+        for key, err in harness.check_outputs(out, panda.oracle, q, qd).items():
+            worst[key] = max(worst.get(key, 0.0), err)
+    print(f"panda: worst relative error vs Pinocchio over 5 states: {worst}")
+    layouts = out["layouts"]
+    assert [(d.label, d.size, d.stride) for d in layouts["mass_matrix"].dim] == [
+        ("row", 9, 81), ("column", 9, 9)]
+    assert [(d.size, d.stride) for d in layouts["christoffel_symbols"].dim] == [
+        (9, 729), (9, 81), (9, 9)]
+    assert layouts["coriolis_bounds"].dim[0].label == (
+        "coriolis_norm,kc_config,kc_global,coriolis_bound,m_eig_min,m_eig_max")
+
+
+def test_names_in_any_order_extra_names_and_empty_velocity(panda):
+    q, _ = panda.state()
+    names = list(panda.oracle.joint_names)
+    order = panda.rng.permutation(len(names))
+    # The extra joint carries NaN: values of joints the model does not have are ignored.
+    sent_names = [names[i] for i in order] + ["gripper_extra_joint"]
+    sent_q = list(q[order]) + [math.nan]
+    out = panda.peer.compute(sent_names, sent_q, ())
+    harness.check_outputs(out, panda.oracle, q, np.zeros_like(q))
+    assert not np.any(out["coriolis_matrix"]), "empty velocity must mean qd = 0"
+
+
+BAD_JOINT_STATES = [
+    # (kind counted by the node, how the message is broken)
+    ("missing_joint", lambda n, q, qd: (n[:-1], q[:-1], qd[:-1], [])),
+    ("duplicate_name", lambda n, q, qd: (n + [n[0]], q + [q[0]], qd + [qd[0]], [])),
+    ("non_finite", lambda n, q, qd: (n, [math.nan] + q[1:], qd, [])),
+    ("non_finite", lambda n, q, qd: (n, q, qd[:-1] + [math.inf], [])),
+    ("length_mismatch", lambda n, q, qd: (n, q[:-1], qd, [])),
+    ("length_mismatch", lambda n, q, qd: (n, q, qd[:3], [])),
+    ("length_mismatch", lambda n, q, qd: (n, q, qd, [0.0, 1.0])),
+    ("missing_joint", lambda n, q, qd: ([], [], [], [])),
+]
+
+
+def test_bad_joint_states_are_dropped_and_counted(panda):
+    peer = panda.peer
+    before = peer.diagnostics(timeout=5.0)
+    outputs_before = peer.count("mass_matrix")
+    names = list(panda.oracle.joint_names)
+    expected_drops = {}
+    for kind, corrupt in BAD_JOINT_STATES:
+        q, qd = panda.state()
+        bad = corrupt(names, list(q), list(qd))
+        peer.joint_pub.publish(harness.joint_state(*bad, stamp_=peer.next_stamp()))
+        expected_drops[kind] = expected_drops.get(kind, 0) + 1
+        # A valid message right after: it must still be served, and correctly.
+        q, qd = panda.state()
+        harness.check_outputs(panda.compute(q, qd), panda.oracle, q, qd)
+    good = len(BAD_JOINT_STATES)
+
+    def counted(values):
+        return int(values["processed"]) == int(before["processed"]) + good
+
+    after = peer.diagnostics(counted, timeout=5.0)
+    for kind, count in expected_drops.items():
+        assert int(after[f"dropped.{kind}"]) - int(before.get(f"dropped.{kind}", 0)) == count, kind
+    assert int(after["dropped"]) - int(before["dropped"]) == len(BAD_JOINT_STATES)
+    assert after["last_error"].startswith("dropped joint_states")
+    assert peer.count("mass_matrix") - outputs_before == good, "a dropped message was published"
+    assert panda.node.alive()
+
+
+def test_payload_through_set_parameters(panda, no_payloads):
+    q, qd = panda.state()
+    results = panda.peer.set_parameters(payload_parameters(*HAND_PAYLOAD))
+    assert [r.successful for r in results] == [True] * 4, [r.reason for r in results]
+    wait_served(panda.peer, HAND_PAYLOAD)
+    with_payload = panda.oracle_with(HAND_PAYLOAD)
+    out = panda.compute(q, qd)
+    errors = harness.check_outputs(out, with_payload, q, qd)
+    print(f"panda with payload on {HAND}: relative error vs Pinocchio {errors}")
+    # The payload must be visible, else this test would pass without one.
+    assert robots.rel_err(out["mass_matrix"], panda.oracle.mass_matrix(q)) > 1e-3
+
+
+INVALID_PAYLOADS = [
+    # (what is wrong, parameters; the reason must contain the given text)
+    ("negative mass", (HAND, -1.0, [0, 0, 0], [0.01, 0, 0, 0.01, 0, 0.01]), ""),
+    ("not positive semidefinite", (HAND, 1.0, [0, 0, 0], [-0.01, 0, 0, 0.01, 0, 0.01]), ""),
+    ("triangle inequality", (HAND, 1.0, [0, 0, 0], [0.01, 0, 0, 0.01, 0, 0.05]), ""),
+    ("non-finite CoM", (HAND, 1.0, [math.nan, 0, 0], [0.01, 0, 0, 0.01, 0, 0.01]), ""),
+    ("infinite mass", (HAND, math.inf, [0, 0, 0], [0.01, 0, 0, 0.01, 0, 0.01]), ""),
+    ("unknown link", ("no_such_link", 1.0, [0, 0, 0], [0.01, 0, 0, 0.01, 0, 0.01]), "no_such_link"),
+    ("5 inertia values", (HAND, 1.0, [0, 0, 0], [0.01, 0, 0, 0.01, 0]), "6"),
+    ("2 CoM values", (HAND, 1.0, [0, 0], [0.01, 0, 0, 0.01, 0, 0.01]), "3"),
+]
+
+
+def test_invalid_payload_is_refused_and_nothing_changes(panda, no_payloads):
+    peer = panda.peer
+    names = ["payload.link", "payload.mass", "payload.com", "payload.inertia"]
+    assert all(r.successful for r in peer.set_parameters(payload_parameters(*HAND_PAYLOAD), atomically=True))
+    wait_served(peer, HAND_PAYLOAD)
+    before = peer.get_parameters(names)
+    for what, payload, in_reason in INVALID_PAYLOADS:
+        [result] = peer.set_parameters(payload_parameters(*payload), atomically=True)
+        assert not result.successful, f"{what} was accepted"
+        assert result.reason and in_reason in result.reason, (what, result.reason)
+        assert peer.get_parameters(names) == before, what
+    values = wait_served(peer, HAND_PAYLOAD)
+    assert int(values["payloads_refused"]) >= len(INVALID_PAYLOADS)
+    q, qd = panda.state()
+    harness.check_outputs(panda.compute(q, qd), panda.oracle_with(HAND_PAYLOAD), q, qd)
+
+
+def test_payload_topic_one_payload_per_link(panda, no_payloads):
+    peer = panda.peer
+    assert all(r.successful for r in peer.set_parameters(payload_parameters(*HAND_PAYLOAD), atomically=True))
+    on_link7 = ("panda_link7", 0.8, [0.0, 0.03, 0.1], [0.002, 0, 0, 0.002, 0, 0.001])
+    peer.payload_pub.publish(inertia_msg(*on_link7))
+    wait_served(peer, HAND_PAYLOAD, on_link7)
+    q, qd = panda.state()
+    harness.check_outputs(panda.compute(q, qd), panda.oracle_with(HAND_PAYLOAD, on_link7), q, qd)
+
+    # A later request for the same link replaces the earlier one, whatever its source.
+    replacement = (HAND, 0.3, [0.0, 0.0, 0.02], [0.0005, 0, 0, 0.0005, 0, 0.0005])
+    peer.payload_pub.publish(inertia_msg(*replacement))
+    wait_served(peer, replacement, on_link7)
+    q, qd = panda.state()
+    harness.check_outputs(panda.compute(q, qd), panda.oracle_with(replacement, on_link7), q, qd)
+
+    refused_before = int(peer.diagnostics()["payloads_refused"])
+    peer.payload_pub.publish(inertia_msg("panda_link7", -2.0, [0, 0, 0], [0.01, 0, 0, 0.01, 0, 0.01]))
+    values = peer.diagnostics(lambda v: int(v["payloads_refused"]) == refused_before + 1)
+    assert "panda_link7" in values["last_error"]
+    wait_served(peer, replacement, on_link7)
+    q, qd = panda.state()
+    harness.check_outputs(panda.compute(q, qd), panda.oracle_with(replacement, on_link7), q, qd)
+
+    peer.payload_pub.publish(inertia_msg("panda_link7", 0.0, [0, 0, 0], [0] * 6))
+    wait_served(peer, replacement)
+    q, qd = panda.state()
+    harness.check_outputs(panda.compute(q, qd), panda.oracle_with(replacement), q, qd)
+
+
+def test_payload_swaps_are_atomic_under_load(panda, no_payloads):
+    """Joint states at 1 kHz while the payload mass flips 100 times.
+
+    Every output is matched to its input: ~/gravity_torques by its stamp, the
+    mass matrix by its value (the trajectory never repeats a configuration).
+    Each must equal Pinocchio's for the old or the new payload, never a mix,
+    and the mass matrix and gravity of one input must come from the same one.
+    """
+    peer = panda.peer
+    light = (HAND, 0.5) + HAND_PAYLOAD[2:]
+    heavy = (HAND, 2.5) + HAND_PAYLOAD[2:]
+    assert all(r.successful for r in peer.set_parameters(payload_parameters(*light), atomically=True))
+    oracles = [panda.oracle_with(light), panda.oracle_with(heavy)]
+    names = list(panda.oracle.joint_names)
+    ranges = robots.joint_ranges(panda.oracle, panda.path)
+    centre, half = ranges.mean(axis=1), (ranges[:, 1] - ranges[:, 0]) / 2
+
+    def configuration(k):
+        return centre + 0.8 * half * np.sin(0.0011 * k * (1 + np.arange(len(names))) + 0.3)
+
+    stop = threading.Event()
+    sent = []
+    first_stamp = 1_000_000  # far from Peer.next_stamp()'s counter
+
+    def stream():
+        period, start = 1e-3, time.monotonic()
+        k = 0
+        while not stop.is_set() and k < 20000:
+            peer.joint_pub.publish(harness.joint_state(names, configuration(k), stamp_=harness.stamp(first_stamp + k)))
+            sent.append(k)
+            k += 1
+            time.sleep(max(0.0, start + k * period - time.monotonic()))
+
+    wait_served(peer, light)
+    m_start, g_start = peer.count("mass_matrix"), peer.count("gravity_torques")
+    streamer = threading.Thread(target=stream)
+    streamer.start()
+    try:
+        time.sleep(0.2)
+        for i in range(100):  # ends on heavy
+            payload = heavy if i % 2 else light
+            results = peer.set_parameters([Parameter("payload.mass", value=payload[1])])
+            assert results[0].successful, results[0].reason
+            time.sleep(0.005)
+        wait_served(peer, heavy)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        streamer.join(timeout=10.0)
+    peer.wait_until(lambda: peer.count("gravity_torques") - g_start >= 100, 10.0,
+                    "outputs for the streamed joint states")
+    time.sleep(0.5)
+    masses = [harness.from_multiarray(m) for m in peer.messages("mass_matrix", m_start)]
+    gravities = peer.messages("gravity_torques", g_start)
+    assert len(masses) == len(gravities)
+
+    variants = {}
+    for mass, gravity in zip(masses, gravities):
+        k = gravity.header.stamp.sec - first_stamp
+        q = configuration(k)
+        g_err = [robots.rel_err(gravity.effort, o.gravity_torques(q)) for o in oracles]
+        m_err = [robots.rel_err(mass, o.mass_matrix(q)) for o in oracles]
+        g_from = int(np.argmin(g_err))
+        assert g_err[g_from] < 1e-9, f"gravity of input {k} is neither payload's: errors {g_err}"
+        assert m_err[g_from] < 1e-9, (
+            f"input {k}: gravity from payload {g_from}, mass matrix not (errors {m_err})")
+        variants[g_from] = variants.get(g_from, 0) + 1
+    print(f"atomicity: {len(sent)} joint states sent, {len(gravities)} served, "
+          f"by payload (light, heavy): {variants.get(0, 0)}, {variants.get(1, 0)}")
+    assert variants.get(0, 0) > 0 and variants.get(1, 0) > 0
+
+
+def broken_descriptions():
+    urdf = robots.urdf_text(robots.example_robot_urdf("panda"))
+    laughs = ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">'
+              '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><robot name="lol">&b;</robot>')
+    padding = "<!-- " + "x" * (10 * 1024 * 1024) + " -->"
+    return [
+        ("truncated XML", urdf[: len(urdf) // 2], None),
+        ("joint to a missing link", urdf.replace('child link="panda_link3"', 'child link="nowhere"'), None),
+        ("entity declarations", laughs, "entity"),
+        ("larger than 10 MB", urdf.replace("</robot>", padding + "</robot>"), "bytes"),
+        ("a file path instead of XML", "/etc/hostname", "XML"),
+    ]
+
+
+def test_broken_description_is_rejected_and_old_model_serves(panda):
+    peer = panda.peer
+    for what, text, in_error in broken_descriptions():
+        before = int(peer.diagnostics()["descriptions_rejected"])
+        peer.description_pub.publish(String(data=text))
+        values = peer.diagnostics(lambda v: int(v["descriptions_rejected"]) == before + 1, timeout=20.0)
+        assert values["model"] == "panda", what
+        assert "rejected robot description" in values["last_error"], what
+        if in_error:
+            assert in_error.lower() in values["last_error"].lower(), (what, values["last_error"])
+        q, qd = panda.state()
+        harness.check_outputs(panda.compute(q, qd), panda.oracle, q, qd)
+    assert panda.node.alive()
+
+
+def test_new_description_switches_to_tree_robot(panda):
+    """solo12, fixed base: four 3-joint legs on one trunk, published while running."""
+    peer = panda.peer
+    path = robots.example_robot_urdf("solo12")
+    peer.description_pub.publish(String(data=robots.urdf_text(path)))
+    values = peer.diagnostics(lambda v: v["model"] == "solo", timeout=20.0)
+    assert values["dof"] == "12"
+    pin_model = robots.load_pinocchio(path)
+    oracle = robots.PinocchioOracle(pin_model, values["joints"].split(","))
+    rng = np.random.default_rng(7)
+    worst = {}
+    for q in robots.random_configurations(oracle, rng, 5, path):
+        qd = rng.uniform(-3.0, 3.0, len(q))
+        out = peer.compute(oracle.joint_names, q, qd, christoffel=True)
+        for key, err in harness.check_outputs(out, oracle, q, qd).items():
+            worst[key] = max(worst.get(key, 0.0), err)
+    print(f"solo12: worst relative error vs Pinocchio over 5 states: {worst}")
