@@ -10,8 +10,8 @@ node in the same process and prints once a second what the node publishes:
 output rate, latency from joint state to output, and ||C(q, qd)||_2 against
 its bound k_c(q) ||qd||.
 
-With ``--no-node`` it only publishes the description and the joint states,
-for the demo launch file, which starts the node on its own.
+With ``--no-node`` the node is not started here: the demo launch file runs
+it as a process of its own.
 """
 
 import argparse
@@ -142,12 +142,12 @@ def main(argv=None):
                         help="seconds to run (default: until Ctrl-C)")
     parser.add_argument("--rate", type=float, default=500.0, help="joint state rate, Hz (500)")
     parser.add_argument("--no-node", action="store_true",
-                        help="only publish the description and joint states (the node runs elsewhere)")
+                        help="do not start the node here (it runs as another process)")
     options = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv)
-    nodes = [PumaStream(options.rate)]
+    nodes = [PumaStream(options.rate), Monitor()]
     if not options.no_node:
-        nodes += [DynamicsNode(), Monitor()]
+        nodes.append(DynamicsNode())
     executor = SingleThreadedExecutor()
     for node in nodes:
         executor.add_node(node)

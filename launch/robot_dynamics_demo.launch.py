@@ -1,0 +1,38 @@
+"""The demo on a ROS 2 machine: the embedded PUMA 560 and the node as separate processes.
+
+    ros2 launch robot_dynamics_ros robot_dynamics_demo.launch.py [namespace:=demo]
+
+robot_dynamics_demo --no-node publishes the PUMA's description (transient
+local) and joint states of Mohan and Saha (2007) Eq. (38) at 500 Hz, and
+prints the node's outputs once a second; robot_dynamics.launch.py starts the node.
+"""
+
+from pathlib import Path
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+HERE = Path(__file__).resolve().parent
+
+
+def generate_launch_description():
+    namespace = LaunchConfiguration("namespace")
+    return LaunchDescription([
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="Namespace of the PUMA publisher and the node"),
+        Node(
+            package="robot_dynamics_ros",
+            executable="robot_dynamics_demo",
+            name="puma_demo_stream",
+            namespace=namespace,
+            arguments=["--no-node"],
+            output="screen",
+        ),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(str(HERE / "robot_dynamics.launch.py")),
+            launch_arguments={"namespace": namespace}.items(),
+        ),
+    ])
