@@ -6,7 +6,7 @@ about the CoM in body axes.
 """
 import numpy as np
 
-from .errors import DynamicsError, PayloadError
+from .errors import PayloadError
 
 _UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
