@@ -339,10 +339,10 @@ class DynamicsNode(Node):
         model = served.model
         try:
             mass = dynamics.mass_matrix(model, q)
+            christoffel = dynamics.christoffel_symbols(model, q)
             coriolis = dynamics.coriolis_matrix(model, q, qd)
-            bounds = dynamics.coriolis_bounds(model, q, qd)
+            bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
             gravity = dynamics.gravity_torques(model, q)
-            christoffel = dynamics.christoffel_symbols(model, q) if self._publish_christoffel else None
         except ValueError as error:
             self._drop("dynamics_error", str(error))
             return
@@ -351,8 +351,8 @@ class DynamicsNode(Node):
         out_bounds = to_multiarray(bounds_values(bounds, qd), self._bounds_layout)
         out_gravity = gravity_msg(msg.header.stamp, served.joints, served.reorder(gravity))
         out_christoffel = (
-            None if christoffel is None
-            else to_multiarray(served.reorder(christoffel), live.christoffel_layout))
+            to_multiarray(served.reorder(christoffel), live.christoffel_layout)
+            if self._publish_christoffel else None)
         self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
         self._latency_count += 1
         self._processed += 1

@@ -125,7 +125,9 @@ def joint_state(names, position, velocity=(), effort=(), stamp_=None) -> JointSt
 class Peer:
     """The test side: publishes inputs, records every output, calls the parameter services."""
 
-    def __init__(self, name: str = "test_peer", target: str = NODE):
+    def __init__(self, name: str = "test_peer", target: str = NODE,
+                 outputs=MATRIX_TOPICS + ("gravity_torques",)):
+        """``outputs``: the node's topics to record (fewer costs less under load)."""
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node(name, context=self.context)
@@ -138,11 +140,10 @@ class Peer:
         self.payload_pub = self.node.create_publisher(InertiaStamped, f"/{target}/payload", 10)
         self.subscriptions = {
             topic: self.node.create_subscription(
-                Float64MultiArray, f"/{target}/{topic}", self._recorder(topic), 1000)
-            for topic in MATRIX_TOPICS
+                JointState if topic == "gravity_torques" else Float64MultiArray,
+                f"/{target}/{topic}", self._recorder(topic), 1000)
+            for topic in outputs
         }
-        self.subscriptions["gravity_torques"] = self.node.create_subscription(
-            JointState, f"/{target}/gravity_torques", self._recorder("gravity_torques"), 1000)
         self.subscriptions["diagnostics"] = self.node.create_subscription(
             DiagnosticArray, "/diagnostics", self._recorder("diagnostics"), 100)
         self.parameters = AsyncParameterClient(self.node, target)
