@@ -58,17 +58,21 @@ def bounds_layout() -> MultiArrayLayout:
 
 
 def bounds_values(bounds, qd: np.ndarray) -> np.ndarray:
-    """The ``~/coriolis_bounds`` data in BOUNDS_FIELDS order, from a CoriolisBounds."""
-    return np.array(
-        [
-            bounds.coriolis_norm,
-            bounds.kc_config,
-            bounds.kc_global,
-            bounds.kc_config * float(np.linalg.norm(qd)),
-            bounds.m_eig_min,
-            bounds.m_eig_max,
-        ]
+    """The ``~/coriolis_bounds`` data in BOUNDS_FIELDS order, from a CoriolisBounds.
+
+    One sample (qd (n,)) gives (6,); a batch (qd (N, n)) gives (N, 6). Both
+    take ||qd|| along the last axis, so a sample gives the same bits alone or
+    in a batch (the node and the offline replay agree exactly).
+    """
+    fields = np.broadcast_arrays(
+        bounds.coriolis_norm,
+        bounds.kc_config,
+        bounds.kc_global,
+        bounds.kc_config * np.linalg.norm(qd, axis=-1),
+        bounds.m_eig_min,
+        bounds.m_eig_max,
     )
+    return np.stack(fields, axis=-1).astype(np.float64)
 
 
 def gravity_msg(stamp, joints: Sequence[str], torques: np.ndarray) -> JointState:
