@@ -1,0 +1,439 @@
+"""Offline replay of a rosbag2 bag through the dynamics: ``robot_dynamics_replay``.
+
+Reads the joint states of a bag (sqlite3 or MCAP) and writes a new bag with
+what a default-launched ``robot_dynamics`` node would have published for them:
+the same topics, message types, layouts, joint order and values, each output
+stamped with its input's bag time (and, on ``gravity_torques``, its header
+stamp). The joint states go through the batch dynamics in chunks, not one by
+one. Model, payloads and messages are built by the node's own modules
+(``model_source``, ``messages``); ``bag_io`` does the bag files.
+
+Nothing is left at OUTPUT_BAG, --csv or --plot unless the replay succeeds: all
+outputs are written under temporary names first and renamed at the end.
+"""
+
+import argparse
+import io
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+from robot_dynamics_ros import bag_io, dynamics
+from robot_dynamics_ros.messages import (
+    BOUNDS_FIELDS,
+    CHRISTOFFEL_LABELS,
+    MATRIX_LABELS,
+    JointStateMatcher,
+    JointStateRejected,
+    bounds_layout,
+    bounds_values,
+    gravity_msg,
+    multiarray_layout,
+    to_multiarray,
+)
+from robot_dynamics_ros.model_source import Payload, ServedModel, load_description, read_description_file
+
+PROG = "robot_dynamics_replay"
+# The node's "~/name" topics resolved for its default name in the root namespace.
+NODE_PREFIX = "/robot_dynamics/"
+FLOAT64_MULTIARRAY = "std_msgs/msg/Float64MultiArray"
+# Joint states per batch call: large enough that per-call overhead vanishes,
+# small enough that a chunk's outputs (Christoffel: n^3 doubles each) stay a
+# few tens of MB.
+CHUNK = 2048
+
+
+class ReplayError(Exception):
+    """Input the replay cannot use; the message says what and where."""
+
+
+def output_topics(christoffel: bool) -> Dict[str, str]:
+    """Topic -> message type of the output bag, in the node's publishing order."""
+    topics = {NODE_PREFIX + name: FLOAT64_MULTIARRAY
+              for name in ("mass_matrix", "coriolis_matrix", "coriolis_bounds")}
+    if christoffel:
+        topics[NODE_PREFIX + "christoffel_symbols"] = FLOAT64_MULTIARRAY
+    topics[NODE_PREFIX + "gravity_torques"] = bag_io.JOINT_STATE
+    return topics
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Run the joint states of a rosbag2 bag (sqlite3 or MCAP) through the dynamics "
+            "offline and write a bag with what a default-launched robot_dynamics node "
+            "publishes for them: " + ", ".join(output_topics(True))
+            + " (the Christoffel topic only with --christoffel). /diagnostics is not "
+            "written: it reports live compute latency. Each output has its input's bag "
+            "time; gravity_torques also copies its header stamp."),
+    )
+    parser.add_argument("input", type=Path, metavar="INPUT_BAG", help="bag directory or .db3/.mcap file")
+    parser.add_argument("output", type=Path, metavar="OUTPUT_BAG", help="new bag directory (must not exist)")
+    parser.add_argument("--urdf", type=Path, metavar="FILE",
+                        help="URDF file; default: the first message on /robot_description in the bag")
+    parser.add_argument("--payload", nargs=11, action="append", default=[],
+                        metavar=("LINK", "MASS", "X", "Y", "Z", "IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
+                        help="rigid payload on LINK: kg, CoM in the link frame (m), inertia about the "
+                        "CoM in link axes (kg m^2); repeat for more links")
+    parser.add_argument("--joint-states", default="/joint_states", metavar="TOPIC",
+                        help="sensor_msgs/JointState topic to replay (default: %(default)s)")
+    parser.add_argument("--christoffel", action="store_true",
+                        help="also write christoffel_symbols (node parameter publish_christoffel)")
+    parser.add_argument("--storage", choices=sorted(bag_io.STORAGES),
+                        help="storage of the output bag (default: that of the input)")
+    parser.add_argument("--plot", type=Path, metavar="PNG",
+                        help="plot ||C||_2 with its bounds, eig(M) and g(q) over time")
+    parser.add_argument("--csv", type=Path, metavar="CSV",
+                        help="flat table: times, q, qd, bounds, g, M and C entries per joint state")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and summary")
+    return parser.parse_args(argv)
+
+
+def payloads_from_args(values) -> list:
+    payloads = []
+    for link, *numbers in values:
+        try:
+            mass, *rest = (float(x) for x in numbers)
+        except ValueError as error:
+            raise ReplayError(f"--payload {link}: {error}") from error
+        payloads.append(Payload.create(link, mass, rest[:3], rest[3:]))
+    return payloads
+
+
+def load_model(reader, args, input_path: Path) -> ServedModel:
+    """The model the node would serve: --urdf, else the bag's /robot_description."""
+    if args.urdf is not None:
+        origin = f"URDF file {str(args.urdf)!r}"
+        try:
+            text = read_description_file(args.urdf)
+        except ValueError as error:
+            raise ReplayError(str(error)) from error
+    else:
+        origin = "/robot_description in the bag"
+        try:
+            connections = bag_io.topic_connections(reader, "/robot_description", bag_io.STRING)
+        except bag_io.BagError as error:
+            raise ReplayError(f"{error}; pass --urdf FILE") from error
+        msg = bag_io.read_first(reader, connections, input_path)
+        if msg is None:
+            raise ReplayError(f"no /robot_description message in {str(input_path)!r}; pass --urdf FILE")
+        text = msg.data
+    try:
+        return load_description(text, payloads=payloads_from_args(args.payload))
+    except ValueError as error:
+        raise ReplayError(f"model from {origin}: {error}") from error
+
+
+class OutputStreams:
+    """The node's output topics on a rosbags Writer, each with its CDR template."""
+
+    def __init__(self, writer, served: ServedModel, christoffel: bool):
+        n = served.model.nv
+        matrix = multiarray_layout((n, n), MATRIX_LABELS)
+        bounds = bounds_layout()
+        gamma = multiarray_layout((n, n, n), CHRISTOFFEL_LABELS)
+        makers = {
+            "mass_matrix": (n * n, lambda v, s: to_multiarray(v, matrix)),
+            "coriolis_matrix": (n * n, lambda v, s: to_multiarray(v, matrix)),
+            "coriolis_bounds": (len(BOUNDS_FIELDS), lambda v, s: to_multiarray(v, bounds)),
+            "christoffel_symbols": (n ** 3, lambda v, s: to_multiarray(v, gamma)),
+            "gravity_torques": (n, lambda v, s: gravity_msg(s, served.joints, v)),
+        }
+        self.writer = writer
+        self.streams = []
+        for topic, msgtype in output_topics(christoffel).items():
+            name = topic[len(NODE_PREFIX):]
+            size, make = makers[name]
+            template = bag_io.CdrTemplate(make, size, stamped=name == "gravity_torques")
+            assert template.msgtype == msgtype
+            connection = writer.add_connection(topic, msgtype, typestore=bag_io.TYPESTORE)
+            self.streams.append((name, connection, template))
+
+    def write(self, times: np.ndarray, stamps: np.ndarray, outputs: Dict[str, np.ndarray]):
+        """One message per topic and joint state, in the node's order, at the input times."""
+        encoded = [(connection, template.encode(outputs[name], stamps))
+                   for name, connection, template in self.streams]
+        write = self.writer.write
+        for i, t in enumerate(times.tolist()):
+            for connection, rows in encoded:
+                write(connection, t, rows[i].tobytes())
+
+
+def compute(model, q: np.ndarray, qd: np.ndarray) -> Dict[str, np.ndarray]:
+    """Every output for a batch, in model joint order (the node's default order)."""
+    mass = dynamics.mass_matrix(model, q)
+    christoffel = dynamics.christoffel_symbols(model, q)
+    bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
+    return {
+        "mass_matrix": mass,
+        "coriolis_matrix": dynamics.coriolis_matrix(model, q, qd),
+        "coriolis_bounds": bounds_values(bounds, qd),
+        "christoffel_symbols": christoffel,
+        "gravity_torques": dynamics.gravity_torques(model, q),
+    }
+
+
+def match_chunk(matcher: JointStateMatcher, times, msgs, dropped: Counter, reasons: dict):
+    """(times, stamps (k, 2), q, qd) of the usable messages; the node's drop rules."""
+    keep, stamps, qs, qds = [], [], [], []
+    for i, msg in enumerate(msgs):
+        try:
+            q, qd = matcher.match(msg)
+        except JointStateRejected as error:
+            dropped[error.kind] += 1
+            reasons.setdefault(error.kind, str(error))
+            continue
+        keep.append(i)
+        stamps.append((msg.header.stamp.sec, msg.header.stamp.nanosec))
+        qs.append(q)
+        qds.append(qd)
+    n = len(matcher.joint_names)
+    return (times[keep], np.array(stamps, dtype=np.int64).reshape(-1, 2),
+            np.array(qs).reshape(-1, n), np.array(qds).reshape(-1, n))
+
+
+class Progress:
+    """A one-line progress bar on stderr, only when it is a terminal."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = max(total, 1)
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+
+    def update(self, done: int):
+        if not self.enabled:
+            return
+        width = 30
+        filled = int(width * min(done / self.total, 1.0))
+        rate = done / max(time.perf_counter() - self.start, 1e-9)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} "
+                         f"joint states, {rate:,.0f}/s ")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+class CsvTable:
+    """--csv: one row per processed joint state, written chunk by chunk."""
+
+    def __init__(self, handle, joints: Sequence[str]):
+        self.handle = handle
+        n = len(joints)
+        cells = [f"[{r}][{c}]" for r in range(n) for c in range(n)]
+        header = (["bag_time_ns", "stamp_sec", "stamp_nanosec"]
+                  + [f"q[{j}]" for j in joints] + [f"qd[{j}]" for j in joints]
+                  + list(BOUNDS_FIELDS) + [f"gravity_torques[{j}]" for j in joints]
+                  + ["mass_matrix" + c for c in cells] + ["coriolis_matrix" + c for c in cells])
+        handle.write(",".join(header) + "\n")
+
+    def write(self, times, stamps, q, qd, outputs):
+        count = len(times)
+        values = np.column_stack([
+            q, qd, outputs["coriolis_bounds"], outputs["gravity_torques"],
+            outputs["mass_matrix"].reshape(count, -1), outputs["coriolis_matrix"].reshape(count, -1)])
+        text = io.StringIO()
+        np.savetxt(text, values, fmt="%.17g", delimiter=",")
+        # Times are int64 nanoseconds: formatted apart, a float64 would round them.
+        for t, (sec, nanosec), line in zip(times.tolist(), stamps.tolist(), text.getvalue().splitlines()):
+            self.handle.write(f"{t},{sec},{nanosec},{line}\n")
+
+
+# Legends beside the axes, so that no curve hides under them.
+OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
+
+
+class PlotSeries:
+    """--plot: the few series the figure needs, gathered chunk by chunk."""
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, times, qd, outputs):
+        bounds = outputs["coriolis_bounds"]
+        field = {name: bounds[:, i] for i, name in enumerate(BOUNDS_FIELDS)}
+        self.parts.append((
+            times, field["coriolis_norm"], field["coriolis_bound"],
+            field["kc_global"] * np.linalg.norm(qd, axis=-1),
+            np.linalg.eigvalsh(outputs["mass_matrix"]), outputs["gravity_torques"]))
+
+    def save(self, path: Path, fmt: str, joints: Sequence[str], title: str):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        times, norm, bound, global_bound, eig, gravity = (np.concatenate(x) for x in zip(*self.parts))
+        seconds = (times - times[0]) / 1e9
+        fig, axes = plt.subplots(3, 1, sharex=True, figsize=(13, 10), constrained_layout=True)
+        ax = axes[0]
+        ax.plot(seconds, global_bound, color="tab:red", lw=1.0, label=r"$K_c\,\|\dot q\|$ (global bound)")
+        ax.plot(seconds, bound, color="tab:orange", lw=1.0, label=r"$k_c(q)\,\|\dot q\|$ (configuration bound)")
+        ax.plot(seconds, norm, color="tab:blue", lw=1.0, label=r"$\|C(q, \dot q)\|_2$")
+        ax.set_ylabel("Coriolis matrix norm\n[N m s/rad]")
+        ax.set_title(f"{title}: Coriolis matrix and its bounds")
+        ax.legend(**OUTSIDE, fontsize="small")
+        ax = axes[1]
+        for i in range(eig.shape[1]):
+            ax.plot(seconds, eig[:, i], lw=1.0, label=rf"$\lambda_{{{i + 1}}}$")
+        ax.set_yscale("log")
+        ax.set_ylabel("eigenvalues of M(q)\n[kg m$^2$]")
+        ax.set_title("Mass matrix spectrum (log scale)")
+        ax.legend(**OUTSIDE, fontsize="small", ncol=1 + eig.shape[1] // 10)
+        ax = axes[2]
+        for i, joint in enumerate(joints):
+            ax.plot(seconds, gravity[:, i], lw=1.0, label=joint)
+        ax.set_ylabel("gravity torque g(q)\n[N m; N for prismatic]")
+        ax.set_title("Gravity torques")
+        ax.set_xlabel("time since the first joint state [s]")
+        ax.legend(**OUTSIDE, fontsize="small", ncol=1 + len(joints) // 10)
+        for ax in axes:
+            ax.grid(True, alpha=0.3)
+        fig.savefig(path, format=fmt, dpi=110)
+        plt.close(fig)
+
+
+class StagedOutputs:
+    """Each output is written under a hidden temporary name beside it; commit() renames."""
+
+    def __init__(self):
+        self.outputs = []  # (temporary path, final path, folder to remove)
+
+    def bag(self, final: Path) -> Path:
+        # The bag keeps its final name inside a hidden folder, so its storage
+        # file (named after the bag directory) is already named right.
+        folder = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.absolute().parent))
+        self.outputs.append((folder / final.name, final, folder))
+        return folder / final.name
+
+    def file(self, final: Path) -> Path:
+        handle, name = tempfile.mkstemp(prefix=f".{final.name}.partial-", suffix=final.suffix,
+                                        dir=final.absolute().parent)
+        os.close(handle)
+        # mkstemp makes the file private (0600); the output gets the usual umask mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(name, 0o666 & ~umask)
+        self.outputs.append((Path(name), final, None))
+        return Path(name)
+
+    def commit(self):
+        """Rename the files first and the bag last: a complete bag means a complete replay."""
+        for staged, final, _ in sorted(self.outputs, key=lambda o: o[2] is not None):
+            os.replace(staged, final)
+
+    def discard(self):
+        for staged, _, folder in self.outputs:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            elif staged.exists():
+                staged.unlink()
+
+
+def replay(args) -> dict:
+    """Run the replay described by parsed arguments; returns a summary."""
+    for path in (args.output, args.csv, args.plot):
+        if path is not None and path.exists():
+            raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
+    try:
+        reader = bag_io.open_reader(args.input)
+    except bag_io.BagError as error:
+        raise ReplayError(str(error)) from error
+    try:
+        served = load_model(reader, args, args.input)
+        try:
+            connections = bag_io.topic_connections(reader, args.joint_states, bag_io.JOINT_STATE)
+        except bag_io.BagError as error:
+            raise ReplayError(str(error)) from error
+        if not connections:
+            topics = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections) or "none"
+            raise ReplayError(f"no {args.joint_states} topic in {str(args.input)!r}; topics: {topics}")
+        staged = StagedOutputs()
+        try:
+            summary = run(reader, connections, served, args, staged)
+            staged.commit()
+        finally:
+            staged.discard()
+    finally:
+        reader.close()
+    return summary
+
+
+def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -> dict:
+    storage = args.storage or bag_io.storage_of(args.input)
+    writer = bag_io.open_writer(staged.bag(args.output), storage)
+    csv_handle = open(staged.file(args.csv), "w") if args.csv else None
+    try:
+        streams = OutputStreams(writer, served, args.christoffel)
+        table = CsvTable(csv_handle, served.joints) if csv_handle else None
+        series = PlotSeries() if args.plot else None
+        matcher = JointStateMatcher(served.model.joint_names)
+        dropped, reasons = Counter(), {}
+        total = sum(c.msgcount for c in connections)
+        progress = Progress(total, not args.quiet)
+        processed = read = 0
+        start = time.perf_counter()
+        try:
+            for times, msgs in bag_io.read_chunks(reader, connections, CHUNK, args.input):
+                read += len(msgs)
+                times, stamps, q, qd = match_chunk(matcher, times, msgs, dropped, reasons)
+                if len(times):
+                    outputs = compute(served.model, q, qd)
+                    streams.write(times, stamps, outputs)
+                    if table:
+                        table.write(times, stamps, q, qd, outputs)
+                    if series:
+                        series.add(times, qd, outputs)
+                    processed += len(times)
+                progress.update(read)
+        except bag_io.BagError as error:
+            raise ReplayError(str(error)) from error
+        finally:
+            progress.close()
+        if processed == 0:
+            why = "; ".join(f"{kind}: {reason}" for kind, reason in reasons.items())
+            raise ReplayError(f"none of the {read} joint states on {args.joint_states} matches "
+                              f"the model {served.model.name!r} ({why or 'no messages'})")
+        writer.close()
+        elapsed = time.perf_counter() - start
+    except BaseException:
+        if writer.storage is not None:
+            writer.abort()
+        raise
+    finally:
+        if csv_handle:
+            csv_handle.close()
+    if series:
+        series.save(staged.file(args.plot), args.plot.suffix.lstrip(".") or "png", served.joints,
+                    f"{served.model.name}, {args.input.name}")
+    return {"read": read, "processed": processed, "dropped": dict(dropped), "reasons": reasons,
+            "seconds": elapsed, "storage": storage, "topics": output_topics(args.christoffel)}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    try:
+        summary = replay(args)
+    except ReplayError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        rate = summary["processed"] / max(summary["seconds"], 1e-9)
+        print(f"{summary['processed']} of {summary['read']} joint states replayed in "
+              f"{summary['seconds']:.1f} s ({rate:,.0f}/s) into {str(args.output)!r} "
+              f"({summary['storage']}): {', '.join(summary['topics'])}")
+        for kind, count in summary["dropped"].items():
+            print(f"dropped {count} ({kind}), e.g.: {summary['reasons'][kind]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

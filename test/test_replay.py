@@ -1,0 +1,230 @@
+"""Offline bag replay (robot_dynamics_replay) against Pinocchio, and its bad-input handling.
+
+The input bags are real rosbag2 bags written here with rosbags (metadata.yaml
+plus db3 or mcap): 60 s of joint states at 500 Hz (30,000 messages) of panda
+and of the embedded PUMA, a formula trajectory (sines within the joint
+limits), with the joint names shuffled and one extra name, header stamps that
+differ from the bag times, and the URDF on /robot_description. Each bag is
+written and replayed once per module.
+"""
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+import robots
+from robot_dynamics_ros.dynamics import puma_urdf
+from robot_dynamics_ros.replay import main as replay_main
+
+TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
+PREFIX = "/robot_dynamics/"
+BASE_TOPICS = {
+    PREFIX + "mass_matrix": "std_msgs/msg/Float64MultiArray",
+    PREFIX + "coriolis_matrix": "std_msgs/msg/Float64MultiArray",
+    PREFIX + "coriolis_bounds": "std_msgs/msg/Float64MultiArray",
+    PREFIX + "gravity_torques": "sensor_msgs/msg/JointState",
+}
+BOUNDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max")
+DURATION, RATE = 60.0, 500.0
+STAMP0 = 1_700_000_000  # header stamps start here (s)
+BAG_DELAY_NS = 1_234_567  # bag time = header stamp + this: the two must stay apart
+PINOCCHIO_STRIDE = 10  # 10% of the messages are compared with Pinocchio
+TOLERANCE = 1e-10
+
+
+# ---------------------------------------------------------------------------
+# Input bags (shared with test_replay_live.py and bench/bench_replay.py)
+
+
+class Trajectory:
+    """q(t) = c + a sin(2 pi f t + phi) inside the joint limits, and its exact qd(t)."""
+
+    def __init__(self, urdf: str, duration: float, rate: float, seed: int = 0):
+        self.urdf = robots.urdf_text(urdf)
+        self.pin_model = robots.load_pinocchio(self.urdf)
+        self.joints = robots.pinocchio_joint_names(self.pin_model)
+        self.oracle = robots.PinocchioOracle(self.pin_model, self.joints)
+        rng = np.random.default_rng(seed)
+        lo, hi = robots.joint_ranges(self.oracle, self.urdf).T
+        n = len(self.joints)
+        centre, amplitude = (lo + hi) / 2, 0.45 * (hi - lo)
+        omega = 2 * np.pi * rng.uniform(0.05, 0.4, n)
+        phase = rng.uniform(0, 2 * np.pi, n)
+        self.t = np.arange(int(round(duration * rate))) / rate
+        angle = np.outer(self.t, omega) + phase
+        self.q = centre + amplitude * np.sin(angle)
+        self.qd = amplitude * omega * np.cos(angle)
+        # Stamps in integer ns: header stamp and bag time of message i.
+        self.stamp_ns = STAMP0 * 10**9 + np.round(self.t * 1e9).astype(np.int64)
+        self.bag_ns = self.stamp_ns + BAG_DELAY_NS
+        # A recorder sees the driver's order, not the URDF's: shuffle, add an unmodelled joint.
+        self.bag_names = list(rng.permutation(self.joints)) + ["unmodelled_joint"]
+        self.take = np.array([self.joints.index(j) for j in self.bag_names[:-1]])
+
+
+def write_joint_state_bag(path: Path, storage: str, traj: Trajectory, description: bool = True,
+                          names=None, topic: str = "/joint_states"):
+    """A rosbag2 bag with /robot_description (first) and the trajectory's joint states."""
+    JointState = TYPESTORE.types["sensor_msgs/msg/JointState"]
+    Header = TYPESTORE.types["std_msgs/msg/Header"]
+    Time = TYPESTORE.types["builtin_interfaces/msg/Time"]
+    String = TYPESTORE.types["std_msgs/msg/String"]
+    names = traj.bag_names if names is None else names
+    extra = np.zeros(len(names) - len(traj.take))
+    with Writer(path, version=8, storage_plugin=STORAGES[storage]) as writer:
+        if description:
+            conn = writer.add_connection("/robot_description", "std_msgs/msg/String", typestore=TYPESTORE)
+            writer.write(conn, int(traj.bag_ns[0]) - 10**9,
+                         TYPESTORE.serialize_cdr(String(data=traj.urdf), "std_msgs/msg/String"))
+        conn = writer.add_connection(topic, "sensor_msgs/msg/JointState", typestore=TYPESTORE)
+        for i, stamp in enumerate(traj.stamp_ns.tolist()):
+            msg = JointState(
+                header=Header(stamp=Time(sec=stamp // 10**9, nanosec=stamp % 10**9), frame_id=""),
+                name=names,
+                position=np.concatenate([traj.q[i, traj.take], extra]),
+                velocity=np.concatenate([traj.qd[i, traj.take], extra]),
+                effort=np.array([], dtype=np.float64))
+            writer.write(conn, int(traj.bag_ns[i]), TYPESTORE.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+
+
+def read_bag(path: Path) -> dict:
+    """topic -> (msgtype, bag times (k,), raw CDR list), in bag order."""
+    out = {}
+    with Reader(path) as reader:
+        for conn in reader.connections:
+            out.setdefault(conn.topic, (conn.msgtype, [], []))
+        for conn, t, raw in reader.messages():
+            out[conn.topic][1].append(t)
+            out[conn.topic][2].append(raw)
+    return {topic: (msgtype, np.array(times, dtype=np.int64), raws)
+            for topic, (msgtype, times, raws) in out.items()}
+
+
+def decode_outputs(bag: dict) -> dict:
+    """Every output message decoded by the typestore: arrays, layouts, names, stamps."""
+    out = {}
+    for topic, (msgtype, times, raws) in bag.items():
+        msgs = [TYPESTORE.deserialize_cdr(raw, msgtype) for raw in raws]
+        name = topic.rsplit("/", 1)[-1]
+        if msgtype == "sensor_msgs/msg/JointState":
+            out[name] = np.array([m.effort for m in msgs])
+            out["joints"] = {tuple(m.name) for m in msgs}
+            out["stamps"] = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in msgs])
+            out["empty_fields"] = {(len(m.position), len(m.velocity), m.header.frame_id) for m in msgs}
+        else:
+            out[name] = np.array([m.data for m in msgs])
+            out[name + "_layouts"] = {
+                (tuple((d.label, d.size, d.stride) for d in m.layout.dim), m.layout.data_offset) for m in msgs}
+        out[name + "_times"] = times
+    return out
+
+
+def replay(*args) -> int:
+    return replay_main([str(a) for a in args] + ["--quiet"])
+
+
+# ---------------------------------------------------------------------------
+# Fixtures: each long bag written and replayed once
+
+
+ROBOTS = {"panda": lambda: robots.example_robot_urdf("panda"), "puma": puma_urdf}
+
+
+@pytest.fixture(scope="module")
+def trajectories():
+    return {name: Trajectory(source(), DURATION, RATE, seed=i) for i, (name, source) in enumerate(ROBOTS.items())}
+
+
+@pytest.fixture(scope="module")
+def long_replays(trajectories, tmp_path_factory):
+    """(robot, storage) -> decoded output of the replay of its 60 s bag."""
+    root = tmp_path_factory.mktemp("long")
+    out = {}
+    for robot, traj in trajectories.items():
+        for storage in STORAGES:
+            source, target = root / f"{robot}_{storage}", root / f"{robot}_{storage}_out"
+            write_joint_state_bag(source, storage, traj)
+            assert replay(source, target) == 0
+            bag = read_bag(target)
+            out[robot, storage] = (bag, decode_outputs(bag), target)
+    return out
+
+
+def expected(oracle, q, qd) -> dict:
+    """Pinocchio's values for one joint state (MATH.md definitions of the bounds)."""
+    mass = oracle.mass_matrix(q)
+    coriolis = oracle.coriolis_matrix(q, qd)
+    gamma = oracle.christoffel_symbols(q)
+    kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(len(q))))
+    eig = np.linalg.eigvalsh(mass)
+    return {"mass_matrix": mass, "coriolis_matrix": coriolis, "christoffel_symbols": gamma,
+            "gravity_torques": oracle.gravity_torques(q), "coriolis_norm": np.linalg.norm(coriolis, 2),
+            "kc_config": kc, "coriolis_bound": kc * np.linalg.norm(qd), "m_eig_min": eig[0],
+            "m_eig_max": eig[-1]}
+
+
+def check_against_pinocchio(out: dict, oracle, q, qd, rows, tolerance=TOLERANCE) -> float:
+    """Max relative error over ``rows`` of the decoded outputs; asserts each <= tolerance."""
+    n = len(oracle.joint_names)
+    worst = 0.0
+    for i in rows:
+        want = expected(oracle, q[i], qd[i])
+        got = {"mass_matrix": out["mass_matrix"][i].reshape(n, n),
+               "coriolis_matrix": out["coriolis_matrix"][i].reshape(n, n),
+               "gravity_torques": out["gravity_torques"][i],
+               **dict(zip(BOUNDS, out["coriolis_bounds"][i]))}
+        if "christoffel_symbols" in out:
+            got["christoffel_symbols"] = out["christoffel_symbols"][i].reshape(n, n, n)
+        for key, value in got.items():
+            if key == "kc_global":
+                continue
+            error = robots.rel_err(value, want[key])
+            assert error <= tolerance, f"message {i}: {key} differs from Pinocchio by {error:.2e}"
+            worst = max(worst, error)
+    return worst
+
+
+# ---------------------------------------------------------------------------
+# The 60 s bags
+
+
+@pytest.mark.parametrize("storage", list(STORAGES))
+@pytest.mark.parametrize("robot", list(ROBOTS))
+def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
+    traj = trajectories[robot]
+    bag, out, target = long_replays[robot, storage]
+    count = len(traj.t)
+    n = len(traj.joints)
+    # A real rosbag2 bag of the requested storage, with exactly the node's topics and types.
+    assert (target / "metadata.yaml").is_file()
+    assert list(target.glob("*.db3" if storage == "sqlite3" else "*.mcap"))
+    assert {topic: msgtype for topic, (msgtype, _, _) in bag.items()} == BASE_TOPICS
+    # Every message: counts, bag times, header stamps, joint order, layouts.
+    for topic in BASE_TOPICS:
+        name = topic.rsplit("/", 1)[-1]
+        assert len(out[name + "_times"]) == count, topic
+        np.testing.assert_array_equal(out[name + "_times"], traj.bag_ns)
+    np.testing.assert_array_equal(out["stamps"], traj.stamp_ns)
+    assert out["joints"] == {tuple(traj.joints)}
+    assert out["empty_fields"] == {(0, 0, "")}
+    matrix = ((("row", n, n * n), ("column", n, n)), 0)
+    assert out["mass_matrix_layouts"] == {matrix} and out["coriolis_matrix_layouts"] == {matrix}
+    assert out["coriolis_bounds_layouts"] == {(((",".join(BOUNDS), 6, 6),), 0)}
+    # Values: Pinocchio on every PINOCCHIO_STRIDE-th message, from a varying offset.
+    rows = range(PINOCCHIO_STRIDE // 2 if storage == "mcap" else 0, count, PINOCCHIO_STRIDE)
+    worst = check_against_pinocchio(out, traj.oracle, traj.q, traj.qd, rows)
+    print(f"{robot} {storage}: {len(rows)} of {count} messages vs Pinocchio, max rel err {worst:.1e}")
+    # K_c is one number per model, and bounds every k_c(q) and ||C|| <= k_c ||qd|| everywhere.
+    bounds = dict(zip(BOUNDS, out["coriolis_bounds"].T))
+    assert np.all(bounds["kc_global"] == bounds["kc_global"][0])
+    assert np.all(bounds["kc_global"] >= bounds["kc_config"] * (1 - 1e-9))
+    assert np.all(bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + 1e-9) + 1e-12)
