@@ -118,10 +118,7 @@ def load_model(reader, args, input_path: Path) -> ServedModel:
             raise ReplayError(str(error)) from error
     else:
         origin = "/robot_description in the bag"
-        try:
-            connections = bag_io.topic_connections(reader, "/robot_description", bag_io.STRING)
-        except bag_io.BagError as error:
-            raise ReplayError(f"{error}; pass --urdf FILE") from error
+        connections = bag_io.topic_connections(reader, "/robot_description", bag_io.STRING)
         msg = bag_io.read_first(reader, connections, input_path)
         if msg is None:
             raise ReplayError(f"no /robot_description message in {str(input_path)!r}; pass --urdf FILE")
@@ -343,16 +340,10 @@ def replay(args) -> dict:
     for path in (args.output, args.csv, args.plot):
         if path is not None and path.exists():
             raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
-    try:
-        reader = bag_io.open_reader(args.input)
-    except bag_io.BagError as error:
-        raise ReplayError(str(error)) from error
+    reader = bag_io.open_reader(args.input)
     try:
         served = load_model(reader, args, args.input)
-        try:
-            connections = bag_io.topic_connections(reader, args.joint_states, bag_io.JOINT_STATE)
-        except bag_io.BagError as error:
-            raise ReplayError(str(error)) from error
+        connections = bag_io.topic_connections(reader, args.joint_states, bag_io.JOINT_STATE)
         if not connections:
             topics = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections) or "none"
             raise ReplayError(f"no {args.joint_states} topic in {str(args.input)!r}; topics: {topics}")
@@ -394,8 +385,6 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
                         series.add(times, qd, outputs)
                     processed += len(times)
                 progress.update(read)
-        except bag_io.BagError as error:
-            raise ReplayError(str(error)) from error
         finally:
             progress.close()
         if processed == 0:
@@ -422,7 +411,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     try:
         summary = replay(args)
-    except ReplayError as error:
+    except (ReplayError, bag_io.BagError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     if not args.quiet:

@@ -228,3 +228,199 @@ def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
     assert np.all(bounds["kc_global"] == bounds["kc_global"][0])
     assert np.all(bounds["kc_global"] >= bounds["kc_config"] * (1 - 1e-9))
     assert np.all(bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + 1e-9) + 1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Options on a short bag: Christoffel symbols, payload, --urdf, CSV, plot
+
+HAND_PAYLOAD = ("panda_hand", 1.5, (0.01, -0.02, 0.05), (0.004, 0.0002, 0.0, 0.005, -0.0001, 0.003))
+
+
+def inertia3(six):
+    ixx, ixy, ixz, iyy, iyz, izz = six
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+@pytest.fixture(scope="module")
+def short_panda():
+    return Trajectory(robots.example_robot_urdf("panda"), 1.0, 200.0, seed=7)
+
+
+@pytest.fixture(scope="module")
+def short_bag(short_panda, tmp_path_factory):
+    path = tmp_path_factory.mktemp("short") / "panda_in"
+    write_joint_state_bag(path, "mcap", short_panda)
+    return path
+
+
+@pytest.fixture(scope="module")
+def options_replay(short_bag, tmp_path_factory):
+    """Replay with --christoffel, a payload, --csv and --plot, sqlite3 output from an MCAP input."""
+    root = tmp_path_factory.mktemp("options")
+    link, mass, com, six = HAND_PAYLOAD
+    target, csv, plot = root / "out", root / "table.csv", root / "plot.png"
+    assert replay(short_bag, target, "--christoffel", "--storage", "sqlite3", "--csv", csv, "--plot", plot,
+                  "--payload", link, mass, *com, *six) == 0
+    return target, csv, plot
+
+
+def test_christoffel_and_payload_equal_pinocchio(short_panda, options_replay):
+    target, _, _ = options_replay
+    assert list(target.glob("*.db3")), "--storage sqlite3 was asked for"
+    bag = read_bag(target)
+    assert {t: m for t, (m, _, _) in bag.items()} == {
+        **BASE_TOPICS, PREFIX + "christoffel_symbols": "std_msgs/msg/Float64MultiArray"}
+    out = decode_outputs(bag)
+    n = len(short_panda.joints)
+    assert out["christoffel_symbols_layouts"] == {
+        ((("i", n, n ** 3), ("j", n, n * n), ("k", n, n)), 0)}
+    link, mass, com, six = HAND_PAYLOAD
+    oracle = robots.PinocchioOracle(
+        robots.add_payload_pinocchio(short_panda.pin_model, link, mass, com, inertia3(six)),
+        short_panda.joints)
+    count = len(short_panda.t)
+    assert len(out["christoffel_symbols"]) == count
+    check_against_pinocchio(out, oracle, short_panda.q, short_panda.qd, range(count))
+    # The payload must show: without it, the mass matrix is off by far more than the tolerance.
+    assert robots.rel_err(out["mass_matrix"][0].reshape(n, n),
+                          short_panda.oracle.mass_matrix(short_panda.q[0])) > 1e-3
+
+
+def test_csv_table(short_panda, options_replay):
+    target, csv, _ = options_replay
+    n = len(short_panda.joints)
+    with open(csv) as handle:
+        header = handle.readline().strip().split(",")
+    table = np.loadtxt(csv, delimiter=",", skiprows=1, dtype=np.float64)
+    times = np.loadtxt(csv, delimiter=",", skiprows=1, usecols=(0, 1, 2), dtype=np.int64)
+    assert table.shape == (len(short_panda.t), 3 + 2 * n + 6 + n + 2 * n * n) == (table.shape[0], len(header))
+    assert header[:4] == ["bag_time_ns", "stamp_sec", "stamp_nanosec", f"q[{short_panda.joints[0]}]"]
+    np.testing.assert_array_equal(times[:, 0], short_panda.bag_ns)
+    np.testing.assert_array_equal(times[:, 1] * 10**9 + times[:, 2], short_panda.stamp_ns)
+    column = {name: i for i, name in enumerate(header)}
+    np.testing.assert_array_equal(table[:, [column[f"q[{j}]"] for j in short_panda.joints]], short_panda.q)
+    np.testing.assert_array_equal(table[:, [column[f"qd[{j}]"] for j in short_panda.joints]], short_panda.qd)
+    # Same numbers as the bag, to the last bit (%.17g round-trips float64).
+    out = decode_outputs(read_bag(target))
+    first_mass = column["mass_matrix[0][0]"]
+    np.testing.assert_array_equal(table[:, first_mass:first_mass + n * n], out["mass_matrix"])
+    np.testing.assert_array_equal(table[:, [column[b] for b in BOUNDS]], out["coriolis_bounds"])
+    np.testing.assert_array_equal(
+        table[:, [column[f"gravity_torques[{j}]"] for j in short_panda.joints]], out["gravity_torques"])
+
+
+def test_plot_is_a_png(options_replay):
+    _, _, plot = options_replay
+    data = plot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_urdf_option_replaces_the_bag_description(short_panda, tmp_path):
+    bare = tmp_path / "no_description"
+    write_joint_state_bag(bare, "sqlite3", short_panda, description=False)
+    urdf = tmp_path / "panda.urdf"
+    urdf.write_text(short_panda.urdf)
+    assert replay(bare, tmp_path / "out", "--urdf", urdf) == 0
+    out = decode_outputs(read_bag(tmp_path / "out"))
+    check_against_pinocchio(out, short_panda.oracle, short_panda.q, short_panda.qd, range(0, len(short_panda.t), 7))
+
+
+def test_help_names_the_output_topics():
+    result = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.replay", "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    for topic in [*BASE_TOPICS, PREFIX + "christoffel_symbols"]:
+        assert topic in text
+
+
+# ---------------------------------------------------------------------------
+# Bad input: a clear message, exit status 1, nothing left at the output paths
+
+
+def corrupt_file_middle(bag: Path):
+    """Overwrite 64 KiB in the middle of the bag's storage file with a byte pattern."""
+    (storage_file,) = [p for p in bag.iterdir() if p.suffix in (".db3", ".mcap")]
+    data = bytearray(storage_file.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 65536] = b"\xa5" * 65536
+    storage_file.write_bytes(bytes(data))
+
+
+def corrupt_late_message(bag: Path):
+    """Replace the CDR of a joint state after the first replay chunk with a broken one.
+
+    The replay has written outputs by then, so this checks they are removed.
+    """
+    (db,) = bag.glob("*.db3")
+    with sqlite3.connect(db) as connection:
+        (row,) = connection.execute(
+            "SELECT m.id FROM messages m JOIN topics t ON m.topic_id = t.id "
+            "WHERE t.name = '/joint_states' ORDER BY m.timestamp LIMIT 1 OFFSET 3000").fetchall()
+        # A header, then a frame_id string claiming 4 GB.
+        connection.execute("UPDATE messages SET data = ? WHERE id = ?",
+                           (b"\x00\x01\x00\x00" + bytes(8) + b"\xff\xff\xff\xff", row[0]))
+
+
+def unknown_storage(bag: Path):
+    metadata = bag / "metadata.yaml"
+    metadata.write_text(metadata.read_text().replace("storage_identifier: sqlite3",
+                                                     "storage_identifier: rosbag_v3_tape"))
+
+
+@pytest.fixture(scope="module")
+def bad_input_panda():
+    """3,500 panda joint states: two replay chunks, so a late failure comes after output."""
+    return Trajectory(robots.example_robot_urdf("panda"), 7.0, 500.0, seed=3)
+
+
+BAD_INPUTS = {
+    # name: (storage, bag writer keyword arguments, damage, expected message fragment)
+    "no_joint_states": ("sqlite3", {"topic": "/arm/joint_states"}, None,
+                        "no /joint_states topic in"),
+    "foreign_joint_names": ("mcap", {"names": [f"wheel_{i}" for i in range(10)]}, None,
+                            "none of the 3500 joint states on /joint_states matches the model 'panda' "
+                            "(missing_joint: no value for 9 modelled joint(s): panda_joint1"),
+    "corrupted_sqlite3": ("sqlite3", {}, corrupt_file_middle, "database disk image is malformed"),
+    "corrupted_mcap": ("mcap", {}, corrupt_file_middle, "cannot read input bag"),
+    "corrupted_message": ("sqlite3", {}, corrupt_late_message, "cannot read input bag"),
+    "unknown_storage": ("sqlite3", {}, unknown_storage, "Storage plugin 'rosbag_v3_tape' not supported"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_fails_cleanly(case, bad_input_panda, tmp_path, capsys):
+    storage, kwargs, damage, message = BAD_INPUTS[case]
+    source = tmp_path / "input"
+    write_joint_state_bag(source, storage, bad_input_panda, **kwargs)
+    if damage:
+        damage(source)
+    before = sorted(os.listdir(tmp_path))
+    outputs = [tmp_path / "out", tmp_path / "table.csv", tmp_path / "plot.png"]
+    rc = replay_main([str(source), str(outputs[0]), "--csv", str(outputs[1]), "--plot", str(outputs[2])])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.startswith("robot_dynamics_replay: error: ") and message in err, err
+    assert "Traceback" not in err
+    # Neither the outputs nor hidden partial files are left behind.
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_existing_output_is_not_overwritten(short_bag, tmp_path, capsys):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "keep").write_text("mine")
+    assert replay_main([str(short_bag), str(target)]) == 1
+    assert "exists already" in capsys.readouterr().err
+    assert os.listdir(target) == ["keep"]
+
+
+def test_command_line_exit_status(tmp_path, short_panda):
+    """The module entry point itself returns the status (not only main())."""
+    source = tmp_path / "input"
+    write_joint_state_bag(source, "mcap", short_panda, topic="/other")
+    result = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.replay", str(source), str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "no /joint_states topic in" in result.stderr
+    assert not (tmp_path / "out").exists()
