@@ -9,9 +9,11 @@ from .christoffel import christoffel_symbols
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix
 from .errors import DynamicsError, PayloadError, StateError, URDFError
+from .forward_dynamics import forward_dynamics
 from .model import Model
 from .puma import puma_urdf
 from .rnea import gravity_torques, inverse_dynamics
+from .simulate import Simulation, simulate
 from .urdf import load_urdf
 
 __all__ = [
@@ -19,4 +21,5 @@ __all__ = [
     "christoffel_symbols", "coriolis_bounds", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",
     "mass_matrix",
     "puma_urdf",
+    "forward_dynamics", "Simulation", "simulate",
 ]
