@@ -50,8 +50,7 @@ def forward_dynamics(model, q, qd, tau, method="recursive"):
     if method not in METHODS:
         raise DynamicsError(f"forward dynamics method must be one of {METHODS}, "
                             f"got {method!r}")
-    dtype = (np.float32 if all(isinstance(x, np.ndarray) and x.dtype.char == "f"
-                               for x in (q, qd, tau)) else np.float64)
+    dtype = np.float32 if _all_float32(q, qd, tau) else np.float64
     q = joint_array(model, q, "q", dtype=dtype)
     qd = joint_array(model, qd, "qd", like=q, dtype=dtype)
     tau = joint_array(model, tau, "tau", like=q, dtype=dtype)
@@ -76,6 +75,14 @@ def forward_dynamics(model, q, qd, tau, method="recursive"):
     if failed >= 0:
         _raise_failure(model, failed, int(status[failed]), names, q.ndim == 2)
     return out[0] if q.ndim == 1 else out
+
+
+def _all_float32(*arrays):
+    # a loop, not all(<generator>): this runs on every call of a 10 us function
+    for x in arrays:
+        if not (isinstance(x, np.ndarray) and x.dtype.char == "f"):
+            return False
+    return True
 
 
 def _mass_matrix_solve(model, q, qd, tau, dtype):
