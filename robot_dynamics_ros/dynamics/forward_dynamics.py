@@ -120,9 +120,10 @@ def _raise_failure(model, sample, code, names, batch):
     where = f" in sample {sample}" if batch else ""
     if code < len(names):
         raise DynamicsError(
-            f"M(q) of model '{model.name}' is singular{where}: nothing with mass "
-            f"or inertia resists motion of joint '{names[code]}' (its pivot is "
-            "zero to working precision)")
+            f"M(q) of model '{model.name}' is singular{where}: its pivot at joint "
+            f"'{names[code]}' is zero to working precision, so no mass or inertia "
+            "resists some motion of that joint (massless links at the end of a "
+            "chain, or joints whose motions cancel)")
     raise DynamicsError(
         f"forward dynamics of model '{model.name}' overflowed{where}: the "
         f"acceleration of joint '{names[code - len(names)]}' is not finite")
