@@ -1,0 +1,96 @@
+"""Offline bag replay throughput: joint states per second for panda, bag in and bag out.
+
+A 60 s, 500 Hz panda bag (30,000 joint states, the test trajectory of
+test/test_replay.py) in sqlite3 and in MCAP, replayed end to end by
+``robot_dynamics_replay`` (reading, decoding, dynamics, encoding, writing,
+model load and the per-model K_c search included). Then where the time goes,
+stage by stage, on the same bag. Target: at least 20,000 joint states/s.
+Run: python bench/bench_replay.py
+"""
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402,F401  (puts test/ on sys.path)
+from robots import example_robot_urdf  # noqa: E402
+from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
+
+from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
+from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
+from robot_dynamics_ros.messages import JointStateMatcher  # noqa: E402
+from robot_dynamics_ros.model_source import load_description  # noqa: E402
+from robot_dynamics_ros.replay import CHUNK, OutputStreams, compute, main, match_chunk  # noqa: E402
+
+TARGET = 20_000
+
+
+def end_to_end(source: Path, target: Path) -> float:
+    start = time.perf_counter()
+    assert main([str(source), str(target), "--quiet"]) == 0
+    return time.perf_counter() - start
+
+
+def stages(source: Path, target: Path, urdf: str) -> dict:
+    """Seconds per stage for one pass over the bag, with the model's K_c computed beforehand."""
+    served = load_description(urdf)
+    model = served.model
+    seconds = Counter()
+    start = time.perf_counter()
+    global_coriolis_constant(model)
+    seconds["K_c search (once per model)"] = time.perf_counter() - start
+    reader = bag_io.open_reader(source)
+    writer = bag_io.open_writer(target, "sqlite3")
+    streams = OutputStreams(writer, served, christoffel=False)
+    matcher = JointStateMatcher(model.joint_names)
+    connections = bag_io.topic_connections(reader, "/joint_states", bag_io.JOINT_STATE)
+    chunks = bag_io.read_chunks(reader, connections, CHUNK, source)
+    while True:
+        start = time.perf_counter()
+        chunk = next(chunks, None)
+        if chunk is None:
+            break
+        times, stamps, q, qd = match_chunk(matcher, *chunk, Counter(), {})
+        seconds["read + decode + match by name"] += time.perf_counter() - start
+        start = time.perf_counter()
+        outputs = compute(model, q, qd)
+        seconds["dynamics (batch)"] += time.perf_counter() - start
+        start = time.perf_counter()
+        dynamics.coriolis_bounds(model, q, qd, christoffel=outputs["christoffel_symbols"],
+                                 mass=outputs["mass_matrix"])
+        seconds["  of which coriolis_bounds (timed again)"] += time.perf_counter() - start
+        start = time.perf_counter()
+        streams.write(times, stamps, outputs)
+        seconds["encode + write"] += time.perf_counter() - start
+    start = time.perf_counter()
+    writer.close()
+    reader.close()
+    seconds["encode + write"] += time.perf_counter() - start
+    return seconds
+
+
+def run():
+    urdf = example_robot_urdf("panda")
+    traj = Trajectory(urdf, 60.0, 500.0)
+    count = len(traj.t)
+    with tempfile.TemporaryDirectory(prefix="bench_replay_") as tmp:
+        root = Path(tmp)
+        warm = Trajectory(urdf, 0.2, 500.0)
+        write_joint_state_bag(root / "warm", "mcap", warm)
+        end_to_end(root / "warm", root / "warm_out")  # numba kernels loaded or compiled
+        print(f"panda, {count} joint states (60 s at 500 Hz), {os.cpu_count()} cores")
+        for storage in ("sqlite3", "mcap"):
+            write_joint_state_bag(root / storage, storage, traj)
+            elapsed = end_to_end(root / storage, root / f"{storage}_out")
+            print(f"  end to end, {storage:>7} in and out: {elapsed:6.2f} s, "
+                  f"{count / elapsed:8,.0f} joint states/s   (target >= {TARGET:,}/s)")
+        print("  stages, sqlite3 (s, and us per joint state):")
+        for stage, seconds in stages(root / "sqlite3", root / "stages_out", traj.urdf).items():
+            print(f"    {stage:<42} {seconds:6.2f} s  {seconds / count * 1e6:7.1f} us")
+
+
+if __name__ == "__main__":
+    run()
