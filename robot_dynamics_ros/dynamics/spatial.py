@@ -36,8 +36,8 @@ def cross_force(v, f, out):
 def mat6_vec(A, x, out):
     """out = A x for a 6x6 matrix A."""
     for r in range(6):
-        acc = 0.0
-        for c in range(6):
+        acc = A[r, 0] * x[0]  # not 0.0: a float64 literal would lift float32 sums
+        for c in range(1, 6):
             acc += A[r, c] * x[c]
         out[r] = acc
 
