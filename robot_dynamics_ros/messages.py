@@ -125,10 +125,7 @@ class JointStateMatcher:
                     "length_mismatch",
                     f"{field} has {size} values for {count} names (expected {expected})",
                 )
-        if names != self._cached_names:
-            self._cached_take = self._indices(names)
-            self._cached_names = list(names)
-        take = self._cached_take
+        take = self.indices(names)
         q = _floats(msg.position)[take]
         qd = _floats(msg.velocity)[take] if len(msg.velocity) else np.zeros(take.size)
         for field, values in (("position", q), ("velocity", qd)):
@@ -139,6 +136,18 @@ class JointStateMatcher:
                     "non_finite", f"non-finite {field} for {', '.join(joints)}"
                 )
         return q, qd
+
+    def indices(self, names: Sequence[str]) -> np.ndarray:
+        """Index of each of ``joint_names`` in ``names`` (cached for the last list seen).
+
+        Raises JointStateRejected for repeated names or a missing joint. Lets a
+        caller holding many messages with one name list as arrays (the offline
+        replay) pick the columns after ``match`` accepted one of them.
+        """
+        if names != self._cached_names:
+            self._cached_take = self._indices(names)
+            self._cached_names = list(names)
+        return self._cached_take
 
     def _indices(self, names: Sequence[str]) -> np.ndarray:
         where = {}
