@@ -53,7 +53,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
         chunk = next(chunks, None)
         if chunk is None:
             break
-        times, stamps, q, qd = match_chunk(matcher, *chunk, Counter(), {})
+        times, stamps, q, qd = match_chunk(matcher, *chunk, Counter(), {}, source)
         seconds["read + decode + match by name"] += time.perf_counter() - start
         start = time.perf_counter()
         outputs = compute(model, q, qd)

@@ -5,18 +5,26 @@ the real message definitions and type hashes and ``ros2 bag`` reads them. The
 outputs are built by ``messages`` as rclpy message objects, exactly as the node
 builds them, and converted field by field (``to_rosbags``).
 
-Serializing 30,000 messages one by one costs about 15 us each, more than the
-dynamics of a 9-joint arm, so ``CdrTemplate`` serializes one message per output
-stream with the typestore and then writes whole chunks of them with numpy: for
-these outputs the CDR bytes differ between messages only in the trailing
-float64 array and the header stamp, which the template checks once.
+The typestore (de)serializes one message in 15-30 us, as much as the dynamics
+of a 9-joint arm, so whole chunks go through numpy instead, with the typestore
+as the reference for each layout:
+
+- ``CdrTemplate`` serializes one message per output stream with the
+  typestore; the messages of a stream differ only in the trailing float64
+  array and the header stamp, which the template checks once.
+- ``decode_joint_states`` deserializes the first JointState of a chunk with
+  the typestore, finds where its stamp and arrays lie, and reads every message
+  whose other bytes (names, frame_id, lengths) are identical to it as array
+  views; the others are left to the typestore.
 """
 
 import array
+import dataclasses
 import struct
+from collections import defaultdict
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -31,6 +39,8 @@ STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 BAG_VERSION = 8
 # CDR encapsulation header of little-endian plain CDR, what rosbags and Fast DDS write.
 CDR_LE = b"\x00\x01\x00\x00"
+# A header stamp no real message has, to find where the stamp lies in a CDR.
+PROBE_STAMP = (0x12345678, 0x2BCDEF01)
 
 
 class BagError(Exception):
@@ -70,14 +80,13 @@ class CdrTemplate:
 
     def __init__(self, make: Callable, size: int, stamped: bool):
         probe = np.arange(size, dtype=np.float64) + 0.5
-        probe_stamp = (0x12345678, 0x2BCDEF01)
-        msg = make(probe, Time(sec=probe_stamp[0], nanosec=probe_stamp[1]))
+        msg = make(probe, Time(sec=PROBE_STAMP[0], nanosec=PROBE_STAMP[1]))
         self.msgtype = ros_type(msg)
-        cdr = TYPESTORE.serialize_cdr(to_rosbags(msg), self.msgtype)
+        cdr = bytes(TYPESTORE.serialize_cdr(to_rosbags(msg), self.msgtype))
         tail = len(cdr) - 8 * size
         if cdr[:4] != CDR_LE or cdr[tail:] != probe.astype("<f8").tobytes():
             raise AssertionError(f"{self.msgtype}: values are not the trailing float64 block")
-        if stamped and cdr[4:12] != struct.pack("<iI", *probe_stamp):
+        if stamped and cdr[4:12] != struct.pack("<iI", *PROBE_STAMP):
             raise AssertionError(f"{self.msgtype}: the header stamp is not at bytes 4..12")
         self.template = np.frombuffer(cdr, dtype=np.uint8)
         self.tail = tail
@@ -125,29 +134,114 @@ def topic_connections(reader: Reader, topic: str, msgtype: str) -> list:
     return connections
 
 
+def deserialize(raw: bytes, msgtype: str, path: Path):
+    """One message by the typestore; BagError when its bytes are not a valid message."""
+    try:
+        return TYPESTORE.deserialize_cdr(raw, msgtype)
+    # Damaged CDR fails wherever the decoder notices it (struct, index, unicode errors).
+    except Exception as error:  # noqa: BLE001
+        raise BagError(f"cannot read input bag {str(path)!r}: a {msgtype} message is damaged "
+                       f"({type(error).__name__}: {error})") from error
+
+
 def read_first(reader: Reader, connections: list, path: Path):
     """The first message (deserialized) on ``connections``, or None."""
-    for batch in read_chunks(reader, connections, 1, path):
-        return batch[1][0]
+    for _, raws in read_chunks(reader, connections, 1, path):
+        return deserialize(raws[0], connections[0].msgtype, path)
     return None
 
 
 def read_chunks(reader: Reader, connections: list, size: int, path: Path
-                ) -> Iterator[Tuple[np.ndarray, List]]:
-    """(bag times in ns (k,), deserialized messages) in chunks of ``size``, in time order."""
+                ) -> Iterator[Tuple[np.ndarray, List[bytes]]]:
+    """(bag times in ns (k,), serialized messages) in chunks of ``size``, in time order."""
     messages = reader.messages(connections=connections)
     while True:
         try:
             raw = list(islice(messages, size))
-            msgs = [TYPESTORE.deserialize_cdr(data, c.msgtype) for c, _, data in raw]
-        # A corrupted file fails wherever rosbags' decoders happen to notice it
-        # (sqlite3, MCAP records, CDR): all of them mean "this bag is damaged".
+        # A corrupted file fails wherever rosbags' readers happen to notice it
+        # (sqlite3, MCAP records): all of them mean "this bag is damaged".
         except Exception as error:  # noqa: BLE001
             raise BagError(f"cannot read input bag {str(path)!r}: "
                            f"{type(error).__name__}: {error}") from error
         if not raw:
             return
-        yield np.array([t for _, t, _ in raw], dtype=np.int64), msgs
+        yield np.array([t for _, t, _ in raw], dtype=np.int64), [data for _, _, data in raw]
+
+
+class JointStateArrays(NamedTuple):
+    """JointStates that share names, frame_id and array lengths, read as arrays."""
+
+    rows: np.ndarray  # their indices in the chunk
+    template: object  # the first of them, deserialized by the typestore
+    stamps: np.ndarray  # (k, 2) header stamp sec, nanosec
+    position: np.ndarray  # (k, len(template.position))
+    velocity: np.ndarray  # (k, len(template.velocity))
+
+
+def _joint_state_layout(raw: bytes, path: Path):
+    """(template, {field: byte offset}) of one JointState CDR, or None if the typestore
+    does not reproduce its bytes (big-endian, unusual padding): then it is not a template."""
+    msg = deserialize(raw, JOINT_STATE, path)
+    fields = ("position", "velocity", "effort")
+    probes = {f: np.arange(len(getattr(msg, f)), dtype="<f8") + 1e6 * (k + 1) + 0.5
+              for k, f in enumerate(fields)}
+    probe = dataclasses.replace(
+        msg, **probes,
+        header=dataclasses.replace(msg.header, stamp=dataclasses.replace(
+            msg.header.stamp, sec=PROBE_STAMP[0], nanosec=PROBE_STAMP[1])))
+    cdr = bytes(TYPESTORE.serialize_cdr(probe, JOINT_STATE))
+    if len(cdr) != len(raw) or cdr[4:12] != struct.pack("<iI", *PROBE_STAMP):
+        return None
+    offsets = {}
+    same = np.ones(len(raw), dtype=bool)  # bytes that are neither stamp nor array values
+    same[4:12] = False
+    for field, values in probes.items():
+        data = values.tobytes()
+        if data:
+            if cdr.count(data) != 1:
+                return None
+            offsets[field] = cdr.index(data)
+            same[offsets[field]:offsets[field] + len(data)] = False
+    mine, theirs = np.frombuffer(cdr, np.uint8), np.frombuffer(raw, np.uint8)
+    if not np.array_equal(mine[same], theirs[same]):
+        return None
+    return msg, offsets, same
+
+
+def decode_joint_states(raws: List[bytes], path: Path) -> Tuple[List[JointStateArrays], List[int]]:
+    """The JointStates of a chunk as arrays, and the rows left to the typestore.
+
+    Messages are grouped by size; in each group the first is the template and
+    every message whose bytes equal it outside the stamp and the arrays is
+    read through array views (one template per size keeps the cost linear).
+    """
+    by_size = defaultdict(list)
+    for i, raw in enumerate(raws):
+        by_size[len(raw)].append(i)
+    groups, rest = [], []
+    for size, rows in by_size.items():
+        layout = _joint_state_layout(raws[rows[0]], path)
+        if layout is None:
+            rest.extend(rows)
+            continue
+        template, offsets, same = layout
+        block = np.frombuffer(b"".join(raws[i] for i in rows), np.uint8).reshape(len(rows), size)
+        alike = (block[:, same] == block[0, same]).all(axis=1)
+        rows = np.array(rows)
+        rest.extend(rows[~alike].tolist())
+        block = block[alike]
+
+        def values(field, block=block, offsets=offsets, template=template):
+            count = len(getattr(template, field))
+            start = offsets.get(field, 0)
+            return np.ascontiguousarray(block[:, start:start + 8 * count]).view("<f8")
+
+        stamps = np.ascontiguousarray(block[:, 4:12]).view([("sec", "<i4"), ("nanosec", "<u4")])[:, 0]
+        groups.append(JointStateArrays(
+            rows=rows[alike], template=template,
+            stamps=np.column_stack([stamps["sec"], stamps["nanosec"]]).astype(np.int64),
+            position=values("position"), velocity=values("velocity")))
+    return groups, rest
 
 
 def open_writer(path: Path, storage: str) -> Writer:

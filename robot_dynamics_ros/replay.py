@@ -178,23 +178,44 @@ def compute(model, q: np.ndarray, qd: np.ndarray) -> Dict[str, np.ndarray]:
     }
 
 
-def match_chunk(matcher: JointStateMatcher, times, msgs, dropped: Counter, reasons: dict):
-    """(times, stamps (k, 2), q, qd) of the usable messages; the node's drop rules."""
-    keep, stamps, qs, qds = [], [], [], []
-    for i, msg in enumerate(msgs):
+def match_chunk(matcher: JointStateMatcher, times, raws, dropped: Counter, reasons: dict, path: Path):
+    """(times, stamps (k, 2), q, qd) of the usable messages of a chunk, by the node's rules.
+
+    Groups that ``bag_io`` read as arrays are checked by ``matcher.match`` on
+    their first message (names and lengths are the same for the whole group)
+    and take their columns with ``matcher.indices``. Every other message, and
+    any with a non-finite value, goes through ``matcher.match`` alone, which
+    drops it with the node's reason.
+    """
+    count, n = len(raws), len(matcher.joint_names)
+    q, qd = np.zeros((count, n)), np.zeros((count, n))
+    stamps = np.zeros((count, 2), dtype=np.int64)
+    usable = np.zeros(count, dtype=bool)
+    groups, alone = bag_io.decode_joint_states(raws, path)
+    for group in groups:
         try:
-            q, qd = matcher.match(msg)
+            matcher.match(group.template)
+        except JointStateRejected:
+            alone.extend(group.rows.tolist())
+            continue
+        take = matcher.indices(group.template.name)
+        group_q = group.position[:, take]
+        group_qd = group.velocity[:, take] if group.velocity.shape[1] else np.zeros_like(group_q)
+        finite = np.isfinite(group_q).all(axis=1) & np.isfinite(group_qd).all(axis=1)
+        rows = group.rows[finite]
+        q[rows], qd[rows], stamps[rows], usable[rows] = group_q[finite], group_qd[finite], group.stamps[finite], True
+        alone.extend(group.rows[~finite].tolist())
+    for i in alone:
+        msg = bag_io.deserialize(raws[i], bag_io.JOINT_STATE, path)
+        try:
+            q[i], qd[i] = matcher.match(msg)
         except JointStateRejected as error:
             dropped[error.kind] += 1
             reasons.setdefault(error.kind, str(error))
             continue
-        keep.append(i)
-        stamps.append((msg.header.stamp.sec, msg.header.stamp.nanosec))
-        qs.append(q)
-        qds.append(qd)
-    n = len(matcher.joint_names)
-    return (times[keep], np.array(stamps, dtype=np.int64).reshape(-1, 2),
-            np.array(qs).reshape(-1, n), np.array(qds).reshape(-1, n))
+        stamps[i] = msg.header.stamp.sec, msg.header.stamp.nanosec
+        usable[i] = True
+    return times[usable], stamps[usable], q[usable], qd[usable]
 
 
 class Progress:
@@ -373,9 +394,9 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
         processed = read = 0
         start = time.perf_counter()
         try:
-            for times, msgs in bag_io.read_chunks(reader, connections, CHUNK, args.input):
-                read += len(msgs)
-                times, stamps, q, qd = match_chunk(matcher, times, msgs, dropped, reasons)
+            for times, raws in bag_io.read_chunks(reader, connections, CHUNK, args.input):
+                read += len(raws)
+                times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
                 if len(times):
                     outputs = compute(served.model, q, qd)
                     streams.write(times, stamps, outputs)

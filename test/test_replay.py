@@ -9,8 +9,8 @@ written and replayed once per module.
 """
 
 import os
-import shutil
 import sqlite3
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -72,8 +72,11 @@ class Trajectory:
 
 
 def write_joint_state_bag(path: Path, storage: str, traj: Trajectory, description: bool = True,
-                          names=None, topic: str = "/joint_states"):
-    """A rosbag2 bag with /robot_description (first) and the trajectory's joint states."""
+                          names=None, topic: str = "/joint_states", edit=None):
+    """A rosbag2 bag with /robot_description (first) and the trajectory's joint states.
+
+    ``edit(i, msg)``, when given, returns the rosbags message to write as message i.
+    """
     JointState = TYPESTORE.types["sensor_msgs/msg/JointState"]
     Header = TYPESTORE.types["std_msgs/msg/Header"]
     Time = TYPESTORE.types["builtin_interfaces/msg/Time"]
@@ -93,6 +96,8 @@ def write_joint_state_bag(path: Path, storage: str, traj: Trajectory, descriptio
                 position=np.concatenate([traj.q[i, traj.take], extra]),
                 velocity=np.concatenate([traj.qd[i, traj.take], extra]),
                 effort=np.array([], dtype=np.float64))
+            if edit is not None:
+                msg = edit(i, msg)
             writer.write(conn, int(traj.bag_ns[i]), TYPESTORE.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
 
 
@@ -332,6 +337,55 @@ def test_help_names_the_output_topics():
     text = " ".join(result.stdout.split())
     for topic in [*BASE_TOPICS, PREFIX + "christoffel_symbols"]:
         assert topic in text
+
+
+def test_irregular_joint_states_follow_the_node_rules(short_panda, tmp_path, capsys):
+    """Odd messages among regular ones: kept or dropped exactly as the node would.
+
+    They also leave the array path of the decoder (other names, sizes, frame_id)
+    or are sent from it to the per-message path (non-finite values).
+    """
+    traj = short_panda
+    nan_joint = traj.bag_names.index(traj.joints[2])
+    reordered = list(reversed(traj.bag_names))
+
+    def edit(i, msg):
+        if i == 10:  # NaN for a modelled joint: dropped
+            position = msg.position.copy()
+            position[nan_joint] = np.nan
+            return replace(msg, position=position)
+        if i == 20:  # NaN for the unmodelled joint only: kept
+            position = msg.position.copy()
+            position[-1] = np.nan
+            return replace(msg, position=position)
+        if 30 <= i < 40:  # another name order: kept
+            return replace(msg, name=reordered, position=msg.position[::-1].copy(),
+                           velocity=msg.velocity[::-1].copy())
+        if i == 50:  # no velocities: kept with qd = 0
+            return replace(msg, velocity=np.array([], dtype=np.float64))
+        if i == 60:  # one position too few: dropped
+            return replace(msg, position=msg.position[:-1].copy())
+        if i == 70:  # a frame_id: kept
+            return replace(msg, header=replace(msg.header, frame_id="base"))
+        if i == 80:  # a modelled joint missing: dropped
+            keep = [k for k, name in enumerate(msg.name) if name != traj.joints[0]]
+            return replace(msg, name=[msg.name[k] for k in keep], position=msg.position[keep],
+                           velocity=msg.velocity[keep])
+        return msg
+
+    source, target = tmp_path / "irregular", tmp_path / "out"
+    write_joint_state_bag(source, "sqlite3", traj, edit=edit)
+    assert replay_main([str(source), str(target)]) == 0
+    err = capsys.readouterr().err
+    for kind in ("non_finite", "length_mismatch", "missing_joint"):
+        assert f"dropped 1 ({kind})" in err, err
+    kept = np.setdiff1d(np.arange(len(traj.t)), [10, 60, 80])
+    out = decode_outputs(read_bag(target))
+    np.testing.assert_array_equal(out["mass_matrix_times"], traj.bag_ns[kept])
+    np.testing.assert_array_equal(out["stamps"], traj.stamp_ns[kept])
+    qd = traj.qd.copy()
+    qd[50] = 0.0
+    check_against_pinocchio(out, traj.oracle, traj.q[kept], qd[kept], range(len(kept)))
 
 
 # ---------------------------------------------------------------------------
