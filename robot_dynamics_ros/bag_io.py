@@ -146,6 +146,8 @@ def deserialize(raw: bytes, msgtype: str, path: Path):
 
 def read_first(reader: Reader, connections: list, path: Path):
     """The first message (deserialized) on ``connections``, or None."""
+    if not connections:
+        return None  # reader.messages(connections=[]) would read every topic
     for _, raws in read_chunks(reader, connections, 1, path):
         return deserialize(raws[0], connections[0].msgtype, path)
     return None

@@ -285,8 +285,6 @@ class PlotSeries:
             np.linalg.eigvalsh(outputs["mass_matrix"]), outputs["gravity_torques"]))
 
     def save(self, path: Path, fmt: str, joints: Sequence[str], title: str):
-        import matplotlib
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         times, norm, bound, global_bound, eig, gravity = (np.concatenate(x) for x in zip(*self.parts))
@@ -356,11 +354,30 @@ class StagedOutputs:
                 staged.unlink()
 
 
+def plot_format(path: Path) -> str:
+    """The image format matplotlib will write for ``path``, checked before any work."""
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise ReplayError(f"--plot needs matplotlib (pip install matplotlib): {error}") from error
+    matplotlib.use("Agg")  # files only: no display needed
+    from matplotlib.figure import Figure
+
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    supported = Figure().canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ReplayError(f"--plot {str(path)!r}: no image format {fmt!r}; "
+                          f"use one of {', '.join(sorted(supported))}")
+    return fmt
+
+
 def replay(args) -> dict:
     """Run the replay described by parsed arguments; returns a summary."""
     for path in (args.output, args.csv, args.plot):
         if path is not None and path.exists():
             raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
+    if args.plot:
+        args.plot_format = plot_format(args.plot)
     reader = bag_io.open_reader(args.input)
     try:
         served = load_model(reader, args, args.input)
@@ -422,7 +439,7 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
         if csv_handle:
             csv_handle.close()
     if series:
-        series.save(staged.file(args.plot), args.plot.suffix.lstrip(".") or "png", served.joints,
+        series.save(staged.file(args.plot), args.plot_format, served.joints,
                     f"{served.model.name}, {args.input.name}")
     return {"read": read, "processed": processed, "dropped": dict(dropped), "reasons": reasons,
             "seconds": elapsed, "storage": storage, "topics": output_topics(args.christoffel)}

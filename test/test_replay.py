@@ -432,6 +432,8 @@ BAD_INPUTS = {
     # name: (storage, bag writer keyword arguments, damage, expected message fragment)
     "no_joint_states": ("sqlite3", {"topic": "/arm/joint_states"}, None,
                         "no /joint_states topic in"),
+    "no_description": ("mcap", {"description": False}, None,
+                       "no /robot_description message in"),
     "foreign_joint_names": ("mcap", {"names": [f"wheel_{i}" for i in range(10)]}, None,
                             "none of the 3500 joint states on /joint_states matches the model 'panda' "
                             "(missing_joint: no value for 9 modelled joint(s): panda_joint1"),
@@ -467,6 +469,12 @@ def test_existing_output_is_not_overwritten(short_bag, tmp_path, capsys):
     assert replay_main([str(short_bag), str(target)]) == 1
     assert "exists already" in capsys.readouterr().err
     assert os.listdir(target) == ["keep"]
+
+
+def test_unknown_plot_format_is_refused_before_any_work(short_bag, tmp_path, capsys):
+    assert replay_main([str(short_bag), str(tmp_path / "out"), "--plot", str(tmp_path / "plot.xyz")]) == 1
+    assert "no image format 'xyz'" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
 
 
 def test_command_line_exit_status(tmp_path, short_panda):
