@@ -17,6 +17,7 @@ Reported, with the targets of the node's issue:
 """
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -69,34 +70,6 @@ class Stream(threading.Thread):
             time.sleep(max(0.0, start + k / self.rate - time.monotonic()))
 
 
-def match(received, oracles, ranges):
-    """For each received mass matrix: (index k of its joint state, oracle index) or None."""
-    cache = {}
-
-    def expected(k):
-        if k not in cache:
-            q = configuration(ranges, k)
-            cache[k] = [o.mass_matrix(q) for o in oracles]
-        return cache[k]
-
-    matches, last = [], -1
-    for mass in received:
-        found = None
-        for k in range(last + 1, last + 1 + SEARCH_WINDOW):
-            for which, want in enumerate(expected(k)):
-                if np.max(np.abs(mass - want)) <= MATCH_TOLERANCE * max(1.0, np.max(np.abs(want))):
-                    found = (k, which)
-                    break
-            if found:
-                break
-        matches.append(found)
-        if found:
-            last = found[0]
-            for old in [key for key in cache if key <= last]:
-                del cache[old]
-    return matches
-
-
 def percentile_ms(values, p):
     return 1e3 * float(np.percentile(values, p)) if len(values) else float("nan")
 
@@ -142,14 +115,18 @@ def main():
             time.sleep(3.0)  # room for the new model's K_c
     finally:
         stream.stop.set()
-        stream.join(timeout=5.0)
+        if stream.is_alive():
+            stream.join(timeout=5.0)
         time.sleep(0.5)
         node.stop()
         peer.close()
 
     records = list(peer.received["mass_matrix"])
     arrived = np.array([t for t, _ in records])
-    matches = match([harness.from_multiarray(m) for _, m in records], oracles, ranges)
+    expected = functools.lru_cache(maxsize=1024)(
+        lambda k: [o.mass_matrix(configuration(ranges, k)) for o in oracles])
+    matches = harness.match_by_value([harness.from_multiarray(m) for _, m in records], expected,
+                                     window=SEARCH_WINDOW, tolerance=MATCH_TOLERANCE)
     sent_at = np.array(stream.sent_at)
     wrong = sum(m is None for m in matches)
     ok = [(j, m) for j, m in enumerate(matches) if m is not None]

@@ -30,6 +30,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.executors import ExternalShutdownException
+from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -67,7 +68,9 @@ DESCRIPTION_QOS = QoSProfile(
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
     history=HistoryPolicy.KEEP_LAST,
 )
-# Best effort matches both reliable and best-effort joint state publishers.
+# Best effort matches both reliable and best-effort joint state publishers. A
+# short queue keeps outputs fresh when the node falls behind: a deeper one
+# loses as many joint states under overload, and adds its depth to the latency.
 JOINT_STATES_QOS = QoSProfile(
     depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
 )
@@ -212,7 +215,7 @@ class DynamicsNode(Node):
         so compilation and per-model caches (K_c) never land on the hot path.
         Requests arriving meanwhile are folded into the next round.
         """
-        base = None
+        base = origin = None
         while True:
             with self._requests:
                 self._requests.wait_for(
@@ -223,11 +226,18 @@ class DynamicsNode(Node):
                 description, self._requested_description = self._requested_description, None
                 payloads = list(self._requested_payloads.values())
             if description is not None:
-                base = self._load(*description) or base
+                loaded = self._load(*description)
+                if loaded is not None:
+                    base, origin = loaded, description[0]
             if base is not None:
                 served = self._apply_payloads(base, payloads)
-                self._warm(served.model)
-                self._install(served)
+                try:
+                    self._warm(served.model)
+                # A model the numerics fail on must not end this thread.
+                except Exception as error:  # noqa: BLE001
+                    self._report_error(f"model from {origin} not served: {type(error).__name__}: {error}")
+                else:
+                    self._install(served)
             self._served_version = version
 
     def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
@@ -257,11 +267,11 @@ class DynamicsNode(Node):
         return served
 
     def _warm(self, model):
-        q = np.zeros(model.nv)
+        q, qd = np.zeros(model.nv), np.ones(model.nv)
         dynamics.mass_matrix(model, q)
         dynamics.gravity_torques(model, q)
-        dynamics.coriolis_matrix(model, q, q)
-        dynamics.coriolis_bounds(model, q, q)
+        dynamics.coriolis_matrix(model, q, qd)
+        dynamics.coriolis_bounds(model, q, qd)
         dynamics.christoffel_symbols(model, q)
 
     def _install(self, served: ServedModel):
@@ -343,8 +353,9 @@ class DynamicsNode(Node):
             coriolis = dynamics.coriolis_matrix(model, q, qd)
             bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
             gravity = dynamics.gravity_torques(model, q)
-        except ValueError as error:
-            self._drop("dynamics_error", str(error))
+        # ArithmeticError: a numerics bug on some input must not stop the node.
+        except (ValueError, ArithmeticError) as error:
+            self._drop("dynamics_error", f"{type(error).__name__}: {error}")
             return
         out_mass = to_multiarray(served.reorder(mass), live.matrix_layout)
         out_coriolis = to_multiarray(served.reorder(coriolis), live.matrix_layout)
@@ -425,8 +436,11 @@ class DynamicsNode(Node):
 def main(args=None):
     rclpy.init(args=args)
     node = DynamicsNode()
+    executor = EventsExecutor()
+    executor.add_node(node)
     try:
-        rclpy.spin(node)
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

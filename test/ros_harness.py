@@ -327,3 +327,29 @@ def check_outputs(out: dict, oracle, q, qd, tolerance: float = 1e-9) -> dict:
     assert bounds["kc_global"] >= bounds["kc_config"] * (1 - tolerance)
     assert bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + tolerance) + tolerance
     return errors
+
+
+def match_by_value(received, expected, window: int = 200, tolerance: float = 1e-9):
+    """Which input, and which variant of the model, each received array answers.
+
+    ``received``: arrays in arrival order, answering inputs k = 0, 1, ... in
+    increasing order (some may be missing). ``expected(k)``: the arrays that
+    input k may give, one per variant (say, per payload). Returns
+    ``(k, variant)`` per received array, or None when it equals none of them
+    within ``tolerance`` (relative, robots.rel_err) among the ``window``
+    inputs after the last one matched.
+    """
+    matches, last = [], -1
+    for value in received:
+        found = None
+        for k in range(last + 1, last + 1 + window):
+            for variant, want in enumerate(expected(k)):
+                if rel_err(value, want) <= tolerance:
+                    found = (k, variant)
+                    break
+            if found:
+                break
+        matches.append(found)
+        if found:
+            last = found[0]
+    return matches
