@@ -415,7 +415,14 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
                 read += len(raws)
                 times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
                 if len(times):
-                    outputs = compute(served.model, q, qd)
+                    try:
+                        outputs = compute(served.model, q, qd)
+                    # The node drops such a joint state; offline, a numerics
+                    # failure is reported rather than left as a hole in the output.
+                    except (ValueError, ArithmeticError) as error:
+                        raise ReplayError(
+                            f"the dynamics failed on the joint states at bag times {times[0]} to "
+                            f"{times[-1]} ns: {type(error).__name__}: {error}") from error
                     streams.write(times, stamps, outputs)
                     if table:
                         table.write(times, stamps, q, qd, outputs)

@@ -23,6 +23,7 @@ from rosbags.typesys import Stores, get_typestore
 import robots
 import ros_harness as harness
 from robot_dynamics_ros.dynamics import puma_urdf
+from robot_dynamics_ros import replay as replay_module
 from robot_dynamics_ros.replay import main as replay_main
 
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
@@ -466,6 +467,17 @@ def test_existing_output_is_not_overwritten(short_bag, tmp_path, capsys):
 def test_unknown_plot_format_is_refused_before_any_work(short_bag, tmp_path, capsys):
     assert replay_main([str(short_bag), str(tmp_path / "out"), "--plot", str(tmp_path / "plot.xyz")]) == 1
     assert "no image format 'xyz'" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+
+
+def test_numerics_failure_is_reported_and_leaves_nothing(short_bag, tmp_path, capsys, monkeypatch):
+    """A failure inside the dynamics (a bug, not bad input) ends the replay cleanly too."""
+    def failing(model, q):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(replay_module.dynamics, "gravity_torques", failing)
+    assert replay_main([str(short_bag), str(tmp_path / "out"), "--csv", str(tmp_path / "t.csv")]) == 1
+    assert "the dynamics failed on the joint states at bag times" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
 
 
