@@ -181,8 +181,12 @@ class JointStateArrays(NamedTuple):
 
 
 def _joint_state_layout(raw: bytes, path: Path):
-    """(template, {field: byte offset}) of one JointState CDR, or None if the typestore
-    does not reproduce its bytes (big-endian, unusual padding): then it is not a template."""
+    """Where the parts of one JointState CDR lie, for reading others like it as arrays.
+
+    Returns (the message deserialized, {array field: byte offset of its values},
+    mask of the bytes that are neither stamp nor array values), or None when
+    the typestore does not reproduce those bytes (big-endian, unusual padding).
+    """
     msg = deserialize(raw, JOINT_STATE, path)
     fields = ("position", "velocity", "effort")
     probes = {f: np.arange(len(getattr(msg, f)), dtype="<f8") + 1e6 * (k + 1) + 0.5
