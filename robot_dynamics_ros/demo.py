@@ -25,7 +25,8 @@ from robot_dynamics_ros.node import NODE_NAME, DESCRIPTION_QOS, DynamicsNode
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: E402
+from rclpy.executors import ExternalShutdownException  # noqa: E402
+from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
@@ -148,7 +149,7 @@ def main(argv=None):
     nodes = [PumaStream(options.rate), Monitor()]
     if not options.no_node:
         nodes.append(DynamicsNode())
-    executor = SingleThreadedExecutor()
+    executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)
     deadline = None if options.duration is None else time.monotonic() + options.duration
