@@ -323,6 +323,19 @@ def test_urdf_option_replaces_the_bag_description(short_panda, tmp_path):
     check_against_pinocchio(out, short_panda.oracle, short_panda.q, short_panda.qd, range(0, len(short_panda.t), 7))
 
 
+def test_single_storage_file_as_input(short_bag, options_replay, tmp_path):
+    """INPUT_BAG may be the .mcap (or .db3) file itself; the output is the same bag."""
+    (storage_file,) = short_bag.glob("*.mcap")
+    assert replay(storage_file, tmp_path / "out", "--christoffel", "--storage", "sqlite3",
+                  "--payload", HAND_PAYLOAD[0], HAND_PAYLOAD[1], *HAND_PAYLOAD[2], *HAND_PAYLOAD[3]) == 0
+    from_file, from_folder = read_bag(tmp_path / "out"), read_bag(options_replay[0])
+    assert from_file.keys() == from_folder.keys()
+    for topic, (msgtype, times, raws) in from_folder.items():
+        assert from_file[topic][0] == msgtype
+        np.testing.assert_array_equal(from_file[topic][1], times)
+        assert from_file[topic][2] == raws, topic
+
+
 def test_help_names_the_output_topics():
     result = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.replay", "--help"],
                             capture_output=True, text=True, timeout=120)
