@@ -115,11 +115,13 @@ def main():
             time.sleep(3.0)  # room for the new model's K_c
     finally:
         stream.stop.set()
-        if stream.is_alive():
-            stream.join(timeout=5.0)
-        time.sleep(0.5)
-        node.stop()
-        peer.close()
+        try:
+            if stream.is_alive():
+                stream.join(timeout=5.0)
+            time.sleep(0.5)  # the last outputs in flight
+        finally:
+            node.stop()
+            peer.close()
 
     records = list(peer.received["mass_matrix"])
     arrived = np.array([t for t, _ in records])
