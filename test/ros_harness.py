@@ -6,6 +6,7 @@ lock file (so two test runs never share one) and discovery limited to
 localhost. Every wait has a timeout; NodeProcess.stop() always ends the child.
 """
 
+import ctypes
 import fcntl
 import functools
 import math
@@ -75,6 +76,12 @@ def isolate_ros_environment() -> int:
     return domain
 
 
+def _die_with_parent():
+    """In the child: SIGTERM when the test process dies, even by SIGKILL (Linux)."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class NodeProcess:
     """``python -m robot_dynamics_ros.node --ros-args ...`` with the repo's YAML loaded."""
 
@@ -89,7 +96,7 @@ class NodeProcess:
         self._log = open(log_path, "w")
         self.process = subprocess.Popen(
             command, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=_die_with_parent)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
