@@ -20,6 +20,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 export PATH="$PWD/$venv/bin:$PATH"
+# numba's cache notices a change to a kernel's own file only, not to the files
+# of the functions it calls: key the cache by the sources of dynamics/
+export NUMBA_CACHE_DIR="$PWD/$venv/numba-cache/$(cat robot_dynamics_ros/dynamics/*.py | sha256sum | cut -c1-16)"
 cmd=${1:-test}
 shift || true
 case "$cmd" in

@@ -90,6 +90,19 @@ def test_kc_global_is_the_sup_of_kc_config():
     assert np.max(coriolis_bounds(model, q, q).kc_config) <= kc_global * (1 + 1e-9)
 
 
+def test_robot_at_rest():
+    """qd = 0: C = 0 exactly, so ||C|| = 0, and k_c(q) is still that of q."""
+    urdf = ROBOTS["panda"]
+    model = load_urdf(urdf)
+    oracle = PinocchioOracle(load_pinocchio(urdf), model.joint_names)
+    q = random_configurations(model, np.random.default_rng(6), 1, urdf=urdf)[0]
+    bounds = coriolis_bounds(model, q, np.zeros(model.nv))
+    gamma = oracle.christoffel_symbols(q)
+    kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(model.nv)))
+    assert bounds.coriolis_norm == 0.0
+    assert rel_err(bounds.kc_config, kc) < 1e-10
+
+
 def test_batch_equals_per_sample():
     model = load_urdf(ROBOTS["panda"])
     rng = np.random.default_rng(2)
@@ -124,6 +137,15 @@ def test_small_eigenvalue_kernels_match_lapack():
         assert abs(high - eigs[-1]) < 1e-12 * max(1, abs(eigs).max())
         norm = np.linalg.norm(a, 2)
         assert abs(largest_singular_value(a, gram, work) - norm) < 1e-12 * max(1, norm)
+    # zero and rank-one matrices: C(q, 0) = 0 is what every resting robot gives
+    for a in (np.zeros((6, 6)), np.outer(np.arange(6.0), np.ones(6)), np.eye(4) * 1e-100):
+        n = len(a)
+        work, gram = np.empty((n, n)), np.empty((n, n))
+        eigs = np.linalg.eigvalsh(a + a.T)
+        assert np.allclose(symmetric_eigen_extremes(a + a.T, work), (eigs[0], eigs[-1]),
+                           rtol=1e-12, atol=1e-300)
+        assert np.isclose(largest_singular_value(a, gram, work), np.linalg.norm(a, 2),
+                          rtol=1e-12, atol=1e-300)
 
 
 UNLIMITED_PRISMATIC = """<robot name="slider">

@@ -80,7 +80,8 @@ def _end_eigenvalue(work, lo, hi, rank):
             else:
                 e2 = work[i, i - 1] * work[i, i - 1]
                 new_pivot = work[i, i] - x - e2 / pivot
-                new_slope = -1.0 + e2 * slope / (pivot * pivot)
+                # (e2 / pivot) first: pivot * pivot can underflow to zero
+                new_slope = -1.0 + (e2 / pivot) * (slope / pivot)
             if new_pivot == 0.0:
                 new_pivot = -_EPS * (abs(x) + 1e-300)
             pivot = new_pivot
@@ -95,13 +96,11 @@ def _end_eigenvalue(work, lo, hi, rank):
         if hi - lo <= 2.0 * _EPS * max(abs(lo), abs(hi)):
             break
         step = 1.0 / ratio if ratio != 0.0 else 0.0
-        guess = x - step
-        if not (lo < guess < hi) or step == 0.0:
-            guess = 0.5 * (lo + hi)
-        if abs(guess - x) <= 2.0 * _EPS * abs(x):
-            x = guess
-            break
-        x = guess
+        if step != 0.0 and abs(step) <= 2.0 * _EPS * abs(x):
+            break  # converged: the next iterate would round back onto x
+        x -= step
+        if not (lo < x < hi) or step == 0.0:
+            x = 0.5 * (lo + hi)
     return x
 
 
@@ -144,7 +143,11 @@ def symmetric_eigen_extremes(A, work):
 
 @njit(cache=True, nogil=True)
 def largest_singular_value(A, gram, work):
-    """||A||_2 = sqrt(largest eigenvalue of A^T A); gram and work (n, n)."""
+    """||A||_2 = sqrt(largest eigenvalue of A^T A); gram and work (n, n).
+
+    Through the Gram matrix, so norms below ~1e-154 underflow to 0 (no
+    robot's Coriolis terms are that small).
+    """
     n = A.shape[0]
     if n == 0:
         return 0.0
