@@ -122,6 +122,28 @@ def test_kc_global_is_per_model_and_follows_payloads():
     # payload terms enter Gamma, so K_c must be recomputed for the new model
     assert global_coriolis_constant(heavy) > global_coriolis_constant(model)
     assert global_coriolis_constant(model) == global_coriolis_constant(load_urdf(ROBOTS["ur5"]))
+    # the value for a payload does not depend on the payloads swapped before
+    light = model.with_payload("tool0", 0.5, [0.0, 0.0, 0.1], 0.001 * np.eye(3))
+    other = load_urdf(ROBOTS["ur5"])
+    global_coriolis_constant(other.with_payload("tool0", 2.0, [0.1, 0.0, 0.0], 0.01 * np.eye(3)))
+    assert global_coriolis_constant(light) == global_coriolis_constant(
+        other.with_payload("tool0", 0.5, [0.0, 0.0, 0.1], 0.001 * np.eye(3)))
+
+
+def test_bounds_hold_with_a_payload():
+    """K_c of a payload model (searched from the bare robot's maxima) holds too."""
+    model = load_urdf(ROBOTS["ur5"]).with_payload(
+        "wrist_2_link", 3.0, [0.05, 0.1, 0.0], np.diag([0.02, 0.03, 0.04]))
+    kc_global = global_coriolis_constant(model)
+    rng = np.random.default_rng(7)
+    q = random_configurations(model, rng, 20_000, urdf=ROBOTS["ur5"])
+    x, y = rng.normal(size=(2, 20_000, model.nv))
+    cxy = np.linalg.norm(np.einsum("nij,nj->ni", coriolis_matrix(model, q, x), y), axis=1)
+    scale = np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1)
+    assert np.all(cxy <= kc_global * scale * (1 + 1e-12))
+    kc = coriolis_bounds(model, q, x).kc_config
+    assert np.max(kc) <= kc_global * (1 + 1e-9)
+    print(f"\nur5 + 3 kg: K_c = {kc_global:.6g}, max k_c(q) over 20,000 q = {np.max(kc):.6g}")
 
 
 def test_small_eigenvalue_kernels_match_lapack():

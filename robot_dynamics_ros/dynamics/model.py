@@ -68,9 +68,19 @@ class Model:
     # what every compiled kernel takes first: (parent, joint_type,
     # joint_placement, joint_axis, inertia, gravity)
     arrays: tuple = field(init=False, default=(), repr=False)
-    # values computed once per model, such as the global Coriolis constant;
+    # values computed once per model, such as float32 copies of the arrays;
     # a new dict for every new model, so a payload swap never sees stale ones
     cache: dict = field(init=False, default_factory=dict, repr=False)
+    # values shared by all models made from one URDF by with_payload and
+    # with_gravity, each stored under the payloads it holds for (the global
+    # Coriolis constant: swapping back to a known payload costs nothing)
+    family_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def payload_key(self):
+        """A hashable summary of the payloads, the key into family_cache."""
+        return tuple(sorted((link, m, tuple(c), tuple(i.ravel()))
+                            for link, (m, c, i) in self.payloads.items()))
 
     def __post_init__(self):
         for value in self.__dict__.values():
@@ -140,6 +150,11 @@ class Model:
                 body_inertia[body],
                 m, rot @ c + pose[:3, 3], rot @ inertia_c @ rot.T)
         return replace(self, inertia=body_inertia, payloads=payloads,
+                       _local=threading.local())
+
+    def with_payloads_removed(self) -> "Model":
+        """The same robot without any payload."""
+        return replace(self, inertia=self.link_inertia.copy(), payloads={},
                        _local=threading.local())
 
     def with_gravity(self, gravity) -> "Model":
