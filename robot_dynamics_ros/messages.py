@@ -64,15 +64,15 @@ def bounds_values(bounds, qd: np.ndarray) -> np.ndarray:
     take ||qd|| along the last axis, so a sample gives the same bits alone or
     in a batch (the node and the offline replay agree exactly).
     """
-    fields = np.broadcast_arrays(
-        bounds.coriolis_norm,
-        bounds.kc_config,
-        bounds.kc_global,
-        bounds.kc_config * np.linalg.norm(qd, axis=-1),
-        bounds.m_eig_min,
-        bounds.m_eig_max,
-    )
-    return np.stack(fields, axis=-1).astype(np.float64)
+    speed = np.sqrt(np.sum(np.square(qd), axis=-1))
+    out = np.empty(np.shape(speed) + (len(BOUNDS_FIELDS),))
+    out[..., 0] = bounds.coriolis_norm
+    out[..., 1] = bounds.kc_config
+    out[..., 2] = bounds.kc_global
+    out[..., 3] = bounds.kc_config * speed
+    out[..., 4] = bounds.m_eig_min
+    out[..., 5] = bounds.m_eig_max
+    return out
 
 
 def gravity_msg(stamp, joints: Sequence[str], torques: np.ndarray) -> JointState:
