@@ -16,6 +16,10 @@ setup(
     ],
     package_data={package_name: ["data/*.urdf"]},
     install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
+    extras_require={
+        "simulate": ["scipy"],  # dynamics.simulate and the demo
+        "replay": ["rosbags", "matplotlib"],  # robot_dynamics_replay, --plot
+    },
     zip_safe=True,
     maintainer="robot_dynamics_ros developers",
     maintainer_email="robot-dynamics-ros@example.org",
