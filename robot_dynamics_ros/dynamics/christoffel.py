@@ -7,7 +7,7 @@ from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
 from .model import REVOLUTE
-from .spatial import cross_force, dot6, mat6_vec
+from .spatial import add_into, cross_force, dot6, mat6_vec
 from .state import joint_array, tensor_result, to_all_joints
 
 METHODS = ("tree", "safeea")
@@ -73,10 +73,7 @@ def _christoffel_tree(parent, joint_type, joint_placement, joint_axis, inertia,
                 j = parent[j]
             p = parent[k]
             if p >= 0:
-                # explicit loops: numba's array += on views is several times slower
-                for r in range(6):
-                    for c in range(6):
-                        Ic[p, r, c] += Ic[k, r, c]
+                add_into(Ic, p, k)
 
 
 def _safeea_work_size(nb):

@@ -4,7 +4,7 @@ from numba import njit
 
 from .batch import run_kernel
 from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
-from .spatial import cross_force, cross_motion, dot6, mat6_vec
+from .spatial import add_into, cross_force, cross_motion, dot6, mat6_vec
 from .state import joint_array, matrix_result, to_all_joints
 
 
@@ -116,11 +116,8 @@ def _coriolis_matrix(parent, joint_type, joint_placement, joint_axis, inertia,
                 i = parent[i]
             p = parent[j]
             if p >= 0:
-                # explicit loops: numba's array += on views is several times slower
-                for r in range(6):
-                    for c in range(6):
-                        Ic[p, r, c] += Ic[j, r, c]
-                        Bc[p, r, c] += Bc[j, r, c]
+                add_into(Ic, p, j)
+                add_into(Bc, p, j)
 
 
 def coriolis_matrix(model, q, qd):

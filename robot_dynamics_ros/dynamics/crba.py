@@ -4,7 +4,7 @@ from numba import njit
 
 from .batch import run_kernel
 from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
-from .spatial import dot6, mat6_vec
+from .spatial import add_into, dot6, mat6_vec
 from .state import joint_array, matrix_result, to_all_joints
 
 
@@ -19,9 +19,7 @@ def composite_inertias(parent, I, Ic):
     for i in range(nb - 1, -1, -1):
         p = parent[i]
         if p >= 0:
-            for r in range(6):
-                for c in range(6):
-                    Ic[p, r, c] += Ic[i, r, c]
+            add_into(Ic, p, i)
 
 
 def _work_size(nb):

@@ -47,3 +47,13 @@ def dot6(a, b):
     """a . b for 6-vectors (a force on a motion: power)."""
     return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
             + a[3] * b[3] + a[4] * b[4] + a[5] * b[5])
+
+
+@njit(cache=True, inline="always")
+def add_into(A, target, source):
+    """A[target] += A[source] for 6x6 blocks (composite inertias, children
+    into parents). Explicit loops: numba's ``+=`` on sub-array views is
+    several times slower."""
+    for r in range(6):
+        for c in range(6):
+            A[target, r, c] += A[source, r, c]
