@@ -22,6 +22,7 @@ import glob
 import importlib.metadata
 import math
 import os
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -564,3 +565,28 @@ def fixed_to_root_links(urdf: str) -> list[str]:
         if ok:
             out.append(link)
     return out
+
+
+# ---------------------------------------------------------------------------
+# Without numba's compiler (DESIGN.md: NUMBA_DISABLE_JIT=1 must stay correct)
+
+
+def worst_error_without_jit(script: str) -> float:
+    """Run ``script`` in a fresh Python with NUMBA_DISABLE_JIT=1 and return
+    the number it prints after ``WORST``.
+
+    The script can use numpy as ``np`` and import these helpers; it runs
+    with the repository and this folder on the path.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    header = ("import sys\n"
+              f"sys.path.insert(0, {here!r})\n"
+              "import numba, numpy as np\n"
+              "assert numba.config.DISABLE_JIT, 'NUMBA_DISABLE_JIT did not take effect'\n")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(here)] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.run([sys.executable, "-c", header + script], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return float(proc.stdout.split("WORST")[-1])

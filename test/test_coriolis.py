@@ -7,8 +7,6 @@ Pinocchio's RNEA, and the mimic coordinate map from the URDF text: none of
 the reference numbers comes from the code under test.
 """
 import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -17,7 +15,7 @@ import pytest
 from coriolis_cases import (COMPARABLE, INCOMPARABLE, MIMIC_ROBOTS, N_CONFIGS,
                             RANDOM_CASES, RANDOM_IDS, ROBOTS, TOL, bad_shapes,
                             mimic_map, random_case, rng_for, robot)
-from robots import random_configurations, rel_err
+from robots import (random_configurations, rel_err, worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import DynamicsError, coriolis_matrix
 
@@ -154,10 +152,6 @@ def test_not_numbers_raise():
 # DESIGN: NUMBA_DISABLE_JIT=1 must still give correct results. One subprocess
 # checks both Coriolis and Christoffel kernels (both methods) on small robots.
 _NOJIT_SCRIPT = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {here!r})
-    import numba, numpy as np
-    assert numba.config.DISABLE_JIT, "NUMBA_DISABLE_JIT did not take effect"
     from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                         random_configurations, rel_err)
     from robot_dynamics_ros.dynamics import (christoffel_symbols, coriolis_matrix,
@@ -183,11 +177,5 @@ _NOJIT_SCRIPT = textwrap.dedent("""
 
 
 def test_correct_without_jit():
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(HERE)] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run([sys.executable, "-c", _NOJIT_SCRIPT.format(here=HERE)],
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    worst = float(proc.stdout.split("WORST")[-1])
+    worst = worst_error_without_jit(_NOJIT_SCRIPT)
     assert worst <= TOL, f"without JIT: worst relative error {worst}"

@@ -5,18 +5,16 @@ body of the joint that moves the link (robots.add_payload_pinocchio).
 """
 import functools
 import os
-import subprocess
-import sys
 import textwrap
 import zlib
 
 import numpy as np
 import pytest
 
-from robots import (PinocchioOracle, add_payload_pinocchio, example_robot_urdf,
-                    fixed_to_root_links, load_pinocchio, random_configurations,
-                    random_inertia, random_urdf, rel_err, root_links,
-                    urdf_links)
+from robots import (add_payload_pinocchio, example_robot_urdf, fixed_to_root_links,
+                    load_pinocchio, PinocchioOracle, random_configurations,
+                    random_inertia, random_urdf, rel_err, root_links, urdf_links,
+                    worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import (gravity_torques, inverse_dynamics,
                                          load_urdf, mass_matrix)
@@ -177,10 +175,6 @@ def test_payload_on_link_fixed_to_root_moves_nothing(case):
 # Without numba's compiler (DESIGN: NUMBA_DISABLE_JIT=1 must stay correct)
 
 _NOJIT_SCRIPT = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {here!r})
-    import numba, numpy as np
-    assert numba.config.DISABLE_JIT, "NUMBA_DISABLE_JIT did not take effect"
     from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                         random_configurations, rel_err)
     from robot_dynamics_ros.dynamics import (gravity_torques, inverse_dynamics,
@@ -205,11 +199,5 @@ _NOJIT_SCRIPT = textwrap.dedent("""
 
 
 def test_correct_without_jit():
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(HERE)] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run([sys.executable, "-c", _NOJIT_SCRIPT.format(here=HERE)],
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    worst = float(proc.stdout.split("WORST")[-1])
+    worst = worst_error_without_jit(_NOJIT_SCRIPT)
     assert worst <= TOL, f"without JIT: worst relative error {worst}"

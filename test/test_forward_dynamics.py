@@ -5,18 +5,15 @@ and trees up to 60 joints, batches, float32, mimic-reduced models, and bad
 input (singular M, non-finite or misshapen arguments). Pinocchio's results are
 reordered into our joint order by joint name (robots.PinocchioOracle).
 """
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zlib
 
 import numpy as np
 import pytest
 
-from robots import (PinocchioOracle, example_robot_urdf, example_robot_urdfs,
-                    has_unsupported_joints, load_pinocchio, pin,
-                    random_configurations, random_urdf, rel_err, urdf_text)
+from robots import (example_robot_urdf, example_robot_urdfs, has_unsupported_joints,
+                    load_pinocchio, pin, PinocchioOracle, random_configurations,
+                    random_urdf, rel_err, urdf_text, worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import (DynamicsError, StateError, forward_dynamics,
                                          inverse_dynamics, load_urdf)
@@ -291,10 +288,6 @@ def test_unknown_method():
 # -- without numba's compiler (DESIGN: NUMBA_DISABLE_JIT=1 must stay correct) --
 
 _NOJIT_SCRIPT = """
-import sys
-sys.path.insert(0, {here!r})
-import numba, numpy as np
-assert numba.config.DISABLE_JIT, "NUMBA_DISABLE_JIT did not take effect"
 from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, pin, rel_err
 from robot_dynamics_ros.dynamics import forward_dynamics, load_urdf
 urdf = example_robot_urdf("ur5_robot")
@@ -309,12 +302,5 @@ print("WORST", max(rel_err(forward_dynamics(model, q, qd, tau, method=m), aba)
 
 
 def test_correct_without_jit():
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(here)] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run([sys.executable, "-c", _NOJIT_SCRIPT.format(here=here)],
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    worst = float(proc.stdout.split("WORST")[-1])
-    assert worst <= TOL_PINOCCHIO, f"without JIT: relative error {worst}"
+    worst = worst_error_without_jit(_NOJIT_SCRIPT)
+    assert worst <= TOL_PINOCCHIO, f"without JIT: worst relative error {worst}"
