@@ -417,6 +417,14 @@ def random_rotation(rng) -> np.ndarray:
     return qm
 
 
+def inertia3(six) -> np.ndarray:
+    """The 3x3 inertia of ``[ixx, ixy, ixz, iyy, iyz, izz]`` (the node's
+    ``payload.inertia`` parameter order), written out independently of the
+    package's own conversion."""
+    ixx, ixy, ixz, iyy, iyz, izz = six
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
 def random_inertia(rng, mass, size=0.2) -> np.ndarray:
     """A physically valid rotational inertia about the CoM (3, 3).
 

@@ -40,7 +40,7 @@ class Panda:
     def oracle_with(self, *payloads):
         model = self.pin_model
         for link, mass, com, inertia in payloads:
-            model = robots.add_payload_pinocchio(model, link, mass, com, inertia3(inertia))
+            model = robots.add_payload_pinocchio(model, link, mass, com, robots.inertia3(inertia))
         return robots.PinocchioOracle(model, self.oracle.joint_names)
 
     def state(self):
@@ -50,11 +50,6 @@ class Panda:
 
     def compute(self, q, qd, **kwargs):
         return self.peer.compute(self.oracle.joint_names, q, qd, **kwargs)
-
-
-def inertia3(six):
-    ixx, ixy, ixz, iyy, iyz, izz = six
-    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
 
 def payload_parameters(link, mass, com, inertia):

@@ -234,11 +234,6 @@ def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
 HAND_PAYLOAD = ("panda_hand", 1.5, (0.01, -0.02, 0.05), (0.004, 0.0002, 0.0, 0.005, -0.0001, 0.003))
 
 
-def inertia3(six):
-    ixx, ixy, ixz, iyy, iyz, izz = six
-    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-
-
 @pytest.fixture(scope="module")
 def short_panda():
     return Trajectory(robots.example_robot_urdf("panda"), 1.0, 200.0, seed=7)
@@ -274,7 +269,7 @@ def test_christoffel_and_payload_equal_pinocchio(short_panda, options_replay):
         ((("i", n, n ** 3), ("j", n, n * n), ("k", n, n)), 0)}
     link, mass, com, six = HAND_PAYLOAD
     oracle = robots.PinocchioOracle(
-        robots.add_payload_pinocchio(short_panda.pin_model, link, mass, com, inertia3(six)),
+        robots.add_payload_pinocchio(short_panda.pin_model, link, mass, com, robots.inertia3(six)),
         short_panda.joints)
     count = len(short_panda.t)
     assert len(out["christoffel_symbols"]) == count
