@@ -177,28 +177,36 @@ def _search_global_constant(model, starts):
         samples = np.clip(starts, lower, upper)
         first_step = _WARM_STEP
     values = config_coriolis_constant(model, samples)
-    ends = [_compass_ascent(model, samples[i], values[i], lower, upper, first_step)
-            for i in np.argsort(values)[-_STARTS:]]
-    return max(value for value, _ in ends), np.array([q for _, q in ends])
+    best = np.argsort(values)[-_STARTS:]
+    ends, peaks = _compass_ascent(model, samples[best], values[best], lower, upper, first_step)
+    return float(ends.max()), peaks
 
 
-def _compass_ascent(model, q, value, lower, upper, first_step):
-    """(local maximum of k_c near q, where) by compass search in the limits.
+def _compass_ascent(model, starts, values, lower, upper, first_step):
+    """(local maxima of k_c, where) by compass search in the limits, from
+    every row of ``starts`` (S, n) at once.
 
-    Tries a step up and down along every joint at once (one batch), moves to
-    the best if it improves, else halves the steps; starts with steps of
-    ``first_step`` of each joint's range and stops at 1e-5 rad (or m),
-    where k_c, smooth at its maximum, is within ~1e-10 of it. Needs no
-    derivatives and keeps q within the limits.
+    Each round tries a step up and down along every joint for every start
+    still climbing (one batch), moves each to its best candidate if that
+    improves, else halves its steps; steps start at ``first_step`` of each
+    joint's range and stop at 1e-5 rad (or m), where k_c, smooth at its
+    maximum, is within ~1e-10 of it. Needs no derivatives and keeps q
+    within the limits.
     """
-    step = first_step * (upper - lower)
+    q = np.array(starts, dtype=float)
+    value = np.array(values, dtype=float)
+    step = np.tile(first_step * (upper - lower), (len(q), 1))
     moves = np.concatenate([np.eye(model.nv), -np.eye(model.nv)])
-    while step.max() > 1e-5:
-        candidates = np.clip(q + moves * step, lower, upper)
-        values = config_coriolis_constant(model, candidates)
-        best = int(np.argmax(values))
-        if values[best] > value:
-            q, value = candidates[best], float(values[best])
-        else:
-            step = step / 2
+    climbing = np.arange(len(q))
+    while len(climbing):
+        candidates = np.clip(q[climbing, None] + moves * step[climbing, None], lower, upper)
+        tried = config_coriolis_constant(model, candidates.reshape(-1, model.nv))
+        tried = tried.reshape(len(climbing), len(moves))
+        pick = np.argmax(tried, axis=1)
+        better = tried[np.arange(len(climbing)), pick] > value[climbing]
+        moved = climbing[better]
+        q[moved] = candidates[better, pick[better]]
+        value[moved] = tried[better, pick[better]]
+        step[climbing[~better]] /= 2
+        climbing = climbing[step[climbing].max(axis=1) > 1e-5]
     return value, q
