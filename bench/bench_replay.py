@@ -21,9 +21,9 @@ from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
 
 from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
-from robot_dynamics_ros.messages import JointStateMatcher  # noqa: E402
+from robot_dynamics_ros.messages import JointStateMatcher, compute_outputs  # noqa: E402
 from robot_dynamics_ros.model_source import load_description  # noqa: E402
-from robot_dynamics_ros.replay import CHUNK, OutputStreams, compute, main, match_chunk  # noqa: E402
+from robot_dynamics_ros.replay import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
 
 TARGET = 20_000
 
@@ -56,7 +56,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
         times, stamps, q, qd = match_chunk(matcher, *chunk, Counter(), {}, source)
         seconds["read + decode + match by name"] += time.perf_counter() - start
         start = time.perf_counter()
-        outputs = compute(model, q, qd)
+        outputs = compute_outputs(model, q, qd)
         seconds["dynamics (batch)"] += time.perf_counter() - start
         start = time.perf_counter()
         dynamics.coriolis_bounds(model, q, qd, christoffel=outputs["christoffel_symbols"],

@@ -8,12 +8,13 @@ and a reason a person can act on.
 """
 
 import array
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
+from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.model_source import Payload
 
 MATRIX_LABELS = ("row", "column")
@@ -73,6 +74,21 @@ def bounds_values(bounds, qd: np.ndarray) -> np.ndarray:
     out[..., 4] = bounds.m_eig_min
     out[..., 5] = bounds.m_eig_max
     return out
+
+
+def compute_outputs(model, q: np.ndarray, qd: np.ndarray) -> Dict[str, np.ndarray]:
+    """Every published quantity at (q, qd), one sample or a batch, in model
+    joint order: the one computation the node and the offline replay share."""
+    mass = dynamics.mass_matrix(model, q)
+    christoffel = dynamics.christoffel_symbols(model, q)
+    bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
+    return {
+        "mass_matrix": mass,
+        "coriolis_matrix": dynamics.coriolis_matrix(model, q, qd),
+        "coriolis_bounds": bounds_values(bounds, qd),
+        "christoffel_symbols": christoffel,
+        "gravity_torques": dynamics.gravity_torques(model, q),
+    }
 
 
 def gravity_msg(stamp, joints: Sequence[str], torques: np.ndarray) -> JointState:

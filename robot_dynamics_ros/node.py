@@ -37,14 +37,13 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayLayout, String
 
-from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.messages import (
     CHRISTOFFEL_LABELS,
     MATRIX_LABELS,
     JointStateMatcher,
     JointStateRejected,
     bounds_layout,
-    bounds_values,
+    compute_outputs,
     gravity_msg,
     multiarray_layout,
     payload_from_inertia,
@@ -267,12 +266,7 @@ class DynamicsNode(Node):
         return served
 
     def _warm(self, model):
-        q, qd = np.zeros(model.nv), np.ones(model.nv)
-        dynamics.mass_matrix(model, q)
-        dynamics.gravity_torques(model, q)
-        dynamics.coriolis_matrix(model, q, qd)
-        dynamics.coriolis_bounds(model, q, qd)
-        dynamics.christoffel_symbols(model, q)
+        compute_outputs(model, np.zeros(model.nv), np.ones(model.nv))
 
     def _install(self, served: ServedModel):
         """Swap the served snapshot (builder thread only: one writer, no lock)."""
@@ -348,21 +342,18 @@ class DynamicsNode(Node):
         served = live.served
         model = served.model
         try:
-            mass = dynamics.mass_matrix(model, q)
-            christoffel = dynamics.christoffel_symbols(model, q)
-            coriolis = dynamics.coriolis_matrix(model, q, qd)
-            bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
-            gravity = dynamics.gravity_torques(model, q)
+            values = compute_outputs(model, q, qd)
         # ArithmeticError: a numerics bug on some input must not stop the node.
         except (ValueError, ArithmeticError) as error:
             self._drop("dynamics_error", f"{type(error).__name__}: {error}")
             return
-        out_mass = to_multiarray(served.reorder(mass), live.matrix_layout)
-        out_coriolis = to_multiarray(served.reorder(coriolis), live.matrix_layout)
-        out_bounds = to_multiarray(bounds_values(bounds, qd), self._bounds_layout)
-        out_gravity = gravity_msg(msg.header.stamp, served.joints, served.reorder(gravity))
+        out_mass = to_multiarray(served.reorder(values["mass_matrix"]), live.matrix_layout)
+        out_coriolis = to_multiarray(served.reorder(values["coriolis_matrix"]), live.matrix_layout)
+        out_bounds = to_multiarray(values["coriolis_bounds"], self._bounds_layout)
+        out_gravity = gravity_msg(msg.header.stamp, served.joints,
+                                  served.reorder(values["gravity_torques"]))
         out_christoffel = (
-            to_multiarray(served.reorder(christoffel), live.christoffel_layout)
+            to_multiarray(served.reorder(values["christoffel_symbols"]), live.christoffel_layout)
             if self._publish_christoffel else None)
         self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
         self._latency_count += 1

@@ -25,7 +25,7 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
-from robot_dynamics_ros import bag_io, dynamics
+from robot_dynamics_ros import bag_io
 from robot_dynamics_ros.messages import (
     BOUNDS_FIELDS,
     CHRISTOFFEL_LABELS,
@@ -33,7 +33,7 @@ from robot_dynamics_ros.messages import (
     JointStateMatcher,
     JointStateRejected,
     bounds_layout,
-    bounds_values,
+    compute_outputs,
     gravity_msg,
     multiarray_layout,
     to_multiarray,
@@ -162,20 +162,6 @@ class OutputStreams:
         for i, t in enumerate(times.tolist()):
             for connection, rows in encoded:
                 write(connection, t, rows[i].tobytes())
-
-
-def compute(model, q: np.ndarray, qd: np.ndarray) -> Dict[str, np.ndarray]:
-    """Every output for a batch, in model joint order (the node's default order)."""
-    mass = dynamics.mass_matrix(model, q)
-    christoffel = dynamics.christoffel_symbols(model, q)
-    bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
-    return {
-        "mass_matrix": mass,
-        "coriolis_matrix": dynamics.coriolis_matrix(model, q, qd),
-        "coriolis_bounds": bounds_values(bounds, qd),
-        "christoffel_symbols": christoffel,
-        "gravity_torques": dynamics.gravity_torques(model, q),
-    }
 
 
 def match_chunk(matcher: JointStateMatcher, times, raws, dropped: Counter, reasons: dict, path: Path):
@@ -416,7 +402,7 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
                 times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
                 if len(times):
                     try:
-                        outputs = compute(served.model, q, qd)
+                        outputs = compute_outputs(served.model, q, qd)
                     # The node drops such a joint state; offline, a numerics
                     # failure is reported rather than left as a hole in the output.
                     except (ValueError, ArithmeticError) as error:

@@ -483,7 +483,7 @@ def test_numerics_failure_is_reported_and_leaves_nothing(short_bag, tmp_path, ca
     def failing(model, q):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(replay_module.dynamics, "gravity_torques", failing)
+    monkeypatch.setattr("robot_dynamics_ros.dynamics.gravity_torques", failing)
     assert replay_main([str(short_bag), str(tmp_path / "out"), "--csv", str(tmp_path / "t.csv")]) == 1
     assert "the dynamics failed on the joint states at bag times" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
