@@ -23,7 +23,6 @@ from rosbags.typesys import Stores, get_typestore
 import robots
 import ros_harness as harness
 from robot_dynamics_ros.dynamics import puma_urdf
-from robot_dynamics_ros import replay as replay_module
 from robot_dynamics_ros.replay import main as replay_main
 
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
