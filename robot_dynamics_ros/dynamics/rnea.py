@@ -40,6 +40,10 @@ def _inverse_dynamics(parent, joint_type, joint_placement, joint_axis, inertia,
                          inertia, Q[s], rot, pos, S, I)
         qd = QD[s]
         qdd = QDD[s]
+        # at rest (gravity torques, M qdd + g) the velocity terms are all zero
+        moving = False
+        for i in range(nb):
+            moving = moving or qd[i] != 0.0
         for i in range(nb):
             p = parent[i]
             for k in range(6):
@@ -49,14 +53,16 @@ def _inverse_dynamics(parent, joint_type, joint_placement, joint_axis, inertia,
                 else:
                     v[i, k] = S[i, k] * qd[i]
                     a[i, k] = S[i, k] * qdd[i] - (gravity[k - 3] if k >= 3 else 0.0)
-            cross_motion(v[i], S[i], tmp)
-            for k in range(6):
-                a[i, k] += tmp[k] * qd[i]
+            if moving:
+                cross_motion(v[i], S[i], tmp)
+                for k in range(6):
+                    a[i, k] += tmp[k] * qd[i]
             mat6_vec(I[i], a[i], f[i])
-            mat6_vec(I[i], v[i], tmp)
-            cross_force(v[i], tmp, tmp2)
-            for k in range(6):
-                f[i, k] += tmp2[k]
+            if moving:
+                mat6_vec(I[i], v[i], tmp)
+                cross_force(v[i], tmp, tmp2)
+                for k in range(6):
+                    f[i, k] += tmp2[k]
         for i in range(nb - 1, -1, -1):
             out[s, i] = dot6(S[i], f[i])
             p = parent[i]
