@@ -51,12 +51,32 @@ def _work_size(nb):
 
 
 @njit(cache=True, nogil=True)
+def _config_constant(gamma, gram, scratch):
+    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
+    total = 0.0
+    for k in range(gamma.shape[2]):
+        norm = largest_singular_value(gamma[:, :, k], gram, scratch)
+        total += norm * norm
+    return np.sqrt(total)
+
+
+@njit(cache=True, nogil=True)
+def _config_constants(gamma, work, out):
+    """k_c per sample into out (N,): what the search for K_c evaluates."""
+    n = gamma.shape[1]
+    gram = work[:n * n].reshape((n, n))
+    scratch = work[n * n:2 * n * n].reshape((n, n))
+    for s in range(gamma.shape[0]):
+        out[s] = _config_constant(gamma[s], gram, scratch)
+
+
+@njit(cache=True, nogil=True)
 def _bounds(gamma, mass, qd, work, out):
     """Per sample: [||C(q, qd)||_2, k_c(q), min eig M, max eig M] into out.
 
     ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
-    (MATH.md); spectral norms and eigenvalues by Jacobi (eigen.py). Cost:
-    n + 2 small symmetric eigenproblems, O(n^4) per sample.
+    (MATH.md); spectral norms and eigenvalues from eigen.py. Cost: n + 2
+    small symmetric eigenproblems, O(n^4) per sample.
     """
     n = qd.shape[1]
     coriolis = work[:n * n].reshape((n, n))
@@ -70,29 +90,19 @@ def _bounds(gamma, mass, qd, work, out):
                     acc += gamma[s, i, j, k] * qd[s, k]
                 coriolis[i, j] = acc
         out[s, 0] = largest_singular_value(coriolis, gram, scratch)
-        total = 0.0
-        for k in range(n):
-            norm = largest_singular_value(gamma[s, :, :, k], gram, scratch)
-            total += norm * norm
-        out[s, 1] = np.sqrt(total)
+        out[s, 1] = _config_constant(gamma[s], gram, scratch)
         low, high = symmetric_eigen_extremes(mass[s], scratch)
         out[s, 2] = low
         out[s, 3] = high
-
-
-def _evaluate(model, q, qd, gamma, mass):
-    """(N, 4) bound values for checked q, qd (N, n) and their Gamma and M."""
-    out = np.empty((len(q), 4))
-    run_kernel(_bounds, model, (gamma, mass, qd), out, _work_size, model_arrays=False)
-    return out
 
 
 def config_coriolis_constant(model, q):
     """k_c(q) for q (n,) or (N, n): the configuration Coriolis constant."""
     q = joint_array(model, q, "q")
     batch = q if q.ndim == 2 else q[None]
-    values = _evaluate(model, batch, np.zeros_like(batch),
-                       christoffel_symbols(model, batch), mass_matrix(model, batch))[:, 1]
+    values = np.empty(len(batch))
+    run_kernel(_config_constants, model, (christoffel_symbols(model, batch),), values,
+               _work_size, model_arrays=False)
     return values if q.ndim == 2 else values[0]
 
 
@@ -113,7 +123,9 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
         np.asarray(christoffel, dtype=np.float64).reshape(len(batch_q), *(model.nv,) * 3))
     mass = mass_matrix(model, batch_q) if mass is None else (
         np.asarray(mass, dtype=np.float64).reshape(len(batch_q), model.nv, model.nv))
-    values = _evaluate(model, batch_q, qd[None] if single else qd, gamma, mass)
+    values = np.empty((len(batch_q), 4))
+    run_kernel(_bounds, model, (gamma, mass, qd[None] if single else qd), values,
+               _work_size, model_arrays=False)
     if single:
         values = values[0]
     return CoriolisBounds(
