@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
@@ -396,26 +397,42 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
         progress = Progress(total, not args.quiet)
         processed = read = 0
         start = time.perf_counter()
+
+        def finish(chunk):
+            """Write a chunk whose outputs were computed on the side thread."""
+            nonlocal processed
+            outputs, times, stamps, q, qd = chunk
+            try:
+                outputs = outputs.result()
+            # The node drops such a joint state; offline, a numerics
+            # failure is reported rather than left as a hole in the output.
+            except (ValueError, ArithmeticError) as error:
+                raise ReplayError(
+                    f"the dynamics failed on the joint states at bag times {times[0]} to "
+                    f"{times[-1]} ns: {type(error).__name__}: {error}") from error
+            streams.write(times, stamps, outputs)
+            if table:
+                table.write(times, stamps, q, qd, outputs)
+            if series:
+                series.add(times, qd, outputs)
+            processed += len(times)
+
+        # The numerics release the GIL: chunk k + 1 is computed while chunk k
+        # is encoded and written (rosbags' writer is Python, one core).
+        pending = None
         try:
-            for times, raws in bag_io.read_chunks(reader, connections, CHUNK, args.input):
-                read += len(raws)
-                times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
-                if len(times):
-                    try:
-                        outputs = compute_outputs(served.model, q, qd)
-                    # The node drops such a joint state; offline, a numerics
-                    # failure is reported rather than left as a hole in the output.
-                    except (ValueError, ArithmeticError) as error:
-                        raise ReplayError(
-                            f"the dynamics failed on the joint states at bag times {times[0]} to "
-                            f"{times[-1]} ns: {type(error).__name__}: {error}") from error
-                    streams.write(times, stamps, outputs)
-                    if table:
-                        table.write(times, stamps, q, qd, outputs)
-                    if series:
-                        series.add(times, qd, outputs)
-                    processed += len(times)
-                progress.update(read)
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay") as ahead:
+                for times, raws in bag_io.read_chunks(reader, connections, CHUNK, args.input):
+                    read += len(raws)
+                    times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
+                    chunk = (ahead.submit(compute_outputs, served.model, q, qd),
+                             times, stamps, q, qd) if len(times) else None
+                    if pending:
+                        finish(pending)
+                    pending = chunk
+                    progress.update(read)
+                if pending:
+                    finish(pending)
         finally:
             progress.close()
         if processed == 0:
