@@ -34,6 +34,7 @@ from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayLayout, String
 
@@ -70,6 +71,8 @@ DESCRIPTION_QOS = QoSProfile(
 # Best effort matches both reliable and best-effort joint state publishers. A
 # short queue keeps outputs fresh when the node falls behind: a deeper one
 # loses as many joint states under overload, and adds its depth to the latency.
+# Users who need every message (replaying a bag) set the standard read-only
+# qos_overrides./joint_states.subscription.{reliability,depth,history} parameters.
 JOINT_STATES_QOS = QoSProfile(
     depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
 )
@@ -139,7 +142,8 @@ class DynamicsNode(Node):
         self._builder.start()
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
+                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
         self.create_timer(1.0, self._publish_diagnostics)
 

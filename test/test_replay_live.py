@@ -1,8 +1,12 @@
 """Live replay check: a bag played to the running node equals its offline replay.
 
-The node runs as its own process, default-launched (the repository's YAML),
-isolated on a private ROS domain (ros_harness). The test side publishes the
+The node runs as its own process with the repository's YAML, isolated on a
+private ROS domain (ros_harness), and its joint_states subscription made
+reliable with a deep queue through the standard QoS overrides: what a user
+replaying a bag sets, since the default best-effort queue of 10 answers only
+the newest states when the node is descheduled. The test side publishes the
 bag's /robot_description (transient local, as robot_state_publisher does),
+exchanges one joint state with the node so that both directions are matched,
 then plays the bag's joint states on joint_states at the recorded rate and
 records everything the node publishes. Every message must come back, in
 order, equal to ``robot_dynamics_replay`` on the same bag within 1e-12.
@@ -17,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
+from rclpy.qos import ReliabilityPolicy
 from rosbags.rosbag2 import Reader
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -27,10 +32,9 @@ from test_replay import (BASE_TOPICS, PREFIX, TYPESTORE, Trajectory, decode_outp
                          replay, write_joint_state_bag)
 
 STARTUP_TIMEOUT = 180.0  # first run on a machine compiles the numba kernels
-# 100 Hz: at 500 Hz on this 2-core machine shared with other runs, the node's
-# best-effort joint_states subscription (depth 10) lost about 5% of the inputs
-# while the node was descheduled; every message must come back here.
 LIVE_DURATION, LIVE_RATE = 5.0, 100.0
+RELIABLE_JOINT_STATES = ("-p", "qos_overrides./joint_states.subscription.reliability:=reliable",
+                         "-p", "qos_overrides./joint_states.subscription.depth:=1000")
 TOLERANCE = 1e-12
 # Topics every node has, which the replay does not reproduce.
 NOT_REPLAYED = {"/diagnostics", "/rosout", "/parameter_events"}
@@ -87,20 +91,33 @@ def live_run(tmp_path_factory):
     try:
         _, (description,) = bag_messages(bag, "/robot_description")
         peer.description_pub.publish(String(data=description.data))
-        node = harness.NodeProcess(log_path=root / "node.log")
+        node = harness.NodeProcess(*RELIABLE_JOINT_STATES, log_path=root / "node.log")
         peer.wait_for_model("panda", STARTUP_TIMEOUT, node)
         published = {topic: types for topic, types in peer.node.get_publisher_names_and_types_by_node(
             harness.NODE, "/")}
-        sent = play_bag(peer, bag)
+        # Discovery carries the reliability of the node's reader, not its depth.
+        subscribed = [info.qos_profile.reliability
+                      for info in peer.node.get_subscriptions_info_by_topic("/joint_states")
+                      if info.node_name == harness.NODE]
+        assert subscribed == [ReliabilityPolicy.RELIABLE], subscribed
+        # The node's writers may match this process's readers after its reader
+        # matched our writer: one round trip before the bag proves both.
+        peer.compute(traj.joints, traj.q[0])
         topics = [t.rsplit("/", 1)[-1] for t in BASE_TOPICS]
+        start = {t: peer.count(t) for t in [*topics, "christoffel_symbols"]}
+        sent = play_bag(peer, bag)
         try:
-            peer.wait_until(lambda: all(peer.count(t) >= sent for t in topics), 60.0,
+            peer.wait_until(lambda: all(peer.count(t) - start[t] >= sent for t in topics), 60.0,
                             f"the node's outputs for all {sent} joint states")
         except AssertionError as error:
-            counts = {t: peer.count(t) for t in topics}
-            raise AssertionError(f"{error}; received {counts}\n{node.log()[-2000:]}") from None
+            answered = {m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+                        for m in peer.messages("gravity_torques", start["gravity_torques"])}
+            missing = [k for k, ns in enumerate(traj.stamp_ns) if ns not in answered]
+            counts = {t: peer.count(t) - start[t] for t in topics}
+            raise AssertionError(f"{error}; received {counts}, no output for bag messages {missing}\n"
+                                 f"{node.log()[-2000:]}") from None
         time.sleep(0.5)  # anything beyond one output per input would arrive by now
-        received = {t: peer.messages(t) for t in [*topics, "christoffel_symbols"]}
+        received = {t: peer.messages(t, start[t]) for t in start}
         yield traj, bag, published, received
     finally:
         if node is not None:
