@@ -492,10 +492,10 @@ def test_unknown_plot_format_is_refused_before_any_work(short_bag, tmp_path, cap
 
 def test_numerics_failure_is_reported_and_leaves_nothing(short_bag, tmp_path, capsys, monkeypatch):
     """A failure inside the dynamics (a bug, not bad input) ends the replay cleanly too."""
-    def failing(model, q):
+    def failing(model, q, qd):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr("robot_dynamics_ros.dynamics.gravity_torques", failing)
+    monkeypatch.setattr("robot_dynamics_ros.dynamics.all_terms", failing)
     assert replay_main([str(short_bag), str(tmp_path / "out"), "--csv", str(tmp_path / "t.csv")]) == 1
     assert "the dynamics failed on the joint states at bag times" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []

@@ -4,7 +4,8 @@ Pure numerics (numpy, numba, urdf-parser-py); nothing here imports ROS.
 Every function takes one sample (n,) or a batch (N, n) of joint values in the
 order of ``model.joint_names``.
 """
-from .bounds import CoriolisBounds, coriolis_bounds
+from .terms import AllTerms, all_terms
+from .bounds import BOUNDS_FIELDS, CoriolisBounds, coriolis_bounds
 from .christoffel import christoffel_symbols
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix
@@ -17,6 +18,7 @@ from .simulate import Simulation, simulate
 from .urdf import load_urdf
 
 __all__ = [
+    "AllTerms", "BOUNDS_FIELDS", "all_terms",
     "CoriolisBounds", "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
     "christoffel_symbols", "coriolis_bounds", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",
     "mass_matrix",

@@ -19,21 +19,23 @@ _pool = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="dynamics")
 
 
 def run_kernel(kernel, model, inputs, out, work_size, model_arrays=True):
-    """``kernel(*model.arrays, *inputs, work, out)`` over all samples.
+    """``kernel(*model.arrays, *inputs, work, *outs)`` over all samples.
 
-    ``inputs`` are (N, ...) arrays, ``out`` is (N, ...); ``work_size(nb)``
-    is the length of one work row. ``model_arrays=False``: kernels that work
-    on results only (no tree) get ``kernel(*inputs, work, out)``.
+    ``inputs`` are (N, ...) arrays; ``out`` is one (N, ...) array or a tuple
+    of them (kernels with several results); ``work_size(nb)`` is the length
+    of one work row. ``model_arrays=False``: kernels that work on results
+    only (no tree) get ``kernel(*inputs, work, *outs)``.
     """
     leading = model.arrays if model_arrays else ()
-    if len(out) < _PARALLEL_FROM or _THREADS == 1:
-        kernel(*leading, *inputs, model.workspace(kernel, work_size), out)
+    outs = out if isinstance(out, tuple) else (out,)
+    samples = len(outs[0])
+    if samples < _PARALLEL_FROM or _THREADS == 1:
+        kernel(*leading, *inputs, model.workspace(kernel, work_size), *outs)
         return out
-    samples = len(out)
     bounds = np.linspace(0, samples, _THREADS + 1).astype(int)
     futures = [
         _pool.submit(kernel, *leading, *(x[a:b] for x in inputs),
-                     np.zeros(work_size(model.nb), dtype=out.dtype), out[a:b])
+                     np.zeros(work_size(model.nb), dtype=outs[0].dtype), *(y[a:b] for y in outs))
         for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     for future in futures:
         future.result()

@@ -20,6 +20,10 @@ from .eigen import largest_singular_value, symmetric_eigen_extremes
 from .model import PRISMATIC
 from .state import joint_array
 
+# What the node publishes on ~/coriolis_bounds, in order (DESIGN.md):
+# the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
+BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max")
+
 # Global search for K_c: random configurations, then local ascent from the best.
 _SAMPLES = 4096
 _STARTS = 8
@@ -72,7 +76,7 @@ def _config_constants(gamma, work, out):
 
 @njit(cache=True, nogil=True)
 def _bounds(gamma, mass, qd, work, out):
-    """Per sample: [||C(q, qd)||_2, k_c(q), min eig M, max eig M] into out.
+    """Per sample, the BOUNDS_FIELDS into out (N, 6), all but kc_global.
 
     ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
     (MATH.md); spectral norms and eigenvalues from eigen.py. Cost: n + 2
@@ -83,17 +87,30 @@ def _bounds(gamma, mass, qd, work, out):
     gram = work[n * n:2 * n * n].reshape((n, n))
     scratch = work[2 * n * n:3 * n * n].reshape((n, n))
     for s in range(qd.shape[0]):
+        speed = 0.0
+        for k in range(n):
+            speed += qd[s, k] * qd[s, k]
         for i in range(n):
             for j in range(n):
                 acc = 0.0
                 for k in range(n):
                     acc += gamma[s, i, j, k] * qd[s, k]
                 coriolis[i, j] = acc
+        kc = _config_constant(gamma[s], gram, scratch)
         out[s, 0] = largest_singular_value(coriolis, gram, scratch)
-        out[s, 1] = _config_constant(gamma[s], gram, scratch)
+        out[s, 1] = kc
+        out[s, 3] = kc * np.sqrt(speed)
         low, high = symmetric_eigen_extremes(mass[s], scratch)
-        out[s, 2] = low
-        out[s, 3] = high
+        out[s, 4] = low
+        out[s, 5] = high
+
+
+def bound_vectors(model, christoffel, mass, qd):
+    """(N, 6) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n)."""
+    values = np.empty((len(qd), len(BOUNDS_FIELDS)))
+    run_kernel(_bounds, model, (christoffel, mass, qd), values, _work_size, model_arrays=False)
+    values[:, 2] = global_coriolis_constant(model)
+    return values
 
 
 def config_coriolis_constant(model, q):
@@ -110,8 +127,8 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     """The ``CoriolisBounds`` at (q, qd), for one sample or a batch (N, n).
 
     ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
-    already (the node publishes both), so they are not computed twice.
-    Cost: one Christoffel evaluation O(N d^2) and n + 2 Jacobi
+    already, so they are not computed twice (``all_terms`` computes every
+    term at once). Cost: one Christoffel evaluation O(N d^2) and n + 2
     eigenproblems of n x n matrices, O(n^4) in all; ``kc_global`` is
     computed once per model (and payload) and cached.
     """
@@ -123,17 +140,16 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
         np.asarray(christoffel, dtype=np.float64).reshape(len(batch_q), *(model.nv,) * 3))
     mass = mass_matrix(model, batch_q) if mass is None else (
         np.asarray(mass, dtype=np.float64).reshape(len(batch_q), model.nv, model.nv))
-    values = np.empty((len(batch_q), 4))
-    run_kernel(_bounds, model, (gamma, mass, qd[None] if single else qd), values,
-               _work_size, model_arrays=False)
+    values = bound_vectors(model, gamma, mass, qd[None] if single else qd)
     if single:
         values = values[0]
+    fields = dict(zip(BOUNDS_FIELDS, values.T))
     return CoriolisBounds(
-        coriolis_norm=values[..., 0],
-        kc_config=values[..., 1],
+        coriolis_norm=fields["coriolis_norm"],
+        kc_config=fields["kc_config"],
         kc_global=global_coriolis_constant(model),
-        m_eig_min=values[..., 2],
-        m_eig_max=values[..., 3],
+        m_eig_min=fields["m_eig_min"],
+        m_eig_max=fields["m_eig_max"],
     )
 
 
