@@ -1,108 +1,39 @@
-"""rosbag2 bags (sqlite3 or MCAP) through ``rosbags``: reading inputs, encoding outputs.
+"""rosbag2 bags (sqlite3 or MCAP) through ``rosbags``: reading joint states, writing outputs.
 
-Messages are (de)serialized by rosbags' ROS 2 Jazzy typestore, so the bags hold
+Bags are opened and written with rosbags' ROS 2 Jazzy typestore, so they hold
 the real message definitions and type hashes and ``ros2 bag`` reads them. The
-outputs are built by ``messages`` as rclpy message objects, exactly as the node
-builds them, and converted field by field (``to_rosbags``).
+outputs are written as the bytes the node publishes (``cdr.CdrTemplate``).
 
-The typestore (de)serializes one message in 15-30 us, as much as the dynamics
+The typestore deserializes one message in 15-30 us, as much as the dynamics
 of a 9-joint arm, so whole chunks go through numpy instead, with the typestore
-as the reference for each layout:
-
-- ``CdrTemplate`` serializes one message per output stream with the
-  typestore; the messages of a stream differ only in the trailing float64
-  array and the header stamp, which the template checks once.
-- ``decode_joint_states`` deserializes the first JointState of a chunk with
-  the typestore, finds where its stamp and arrays lie, and reads every message
-  whose other bytes (names, frame_id, lengths) are identical to it as array
-  views; the others are left to the typestore.
+as the reference for each layout: ``decode_joint_states`` deserializes the
+first JointState of a chunk with the typestore, finds where its stamp and
+arrays lie, and reads every message whose other bytes (names, frame_id,
+lengths) are identical to it as array views; the others are left to the
+typestore.
 """
 
-import array
 import dataclasses
 import struct
 from collections import defaultdict
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Iterator, List, NamedTuple, Tuple
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
 
-TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+from robot_dynamics_ros.cdr import PROBE_STAMP, TYPESTORE
+
 JOINT_STATE = "sensor_msgs/msg/JointState"
 STRING = "std_msgs/msg/String"
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 # rosbag2 format version written by ROS 2 Jazzy's own recorder, so Jazzy reads our bags.
 BAG_VERSION = 8
-# CDR encapsulation header of little-endian plain CDR, what rosbags and Fast DDS write.
-CDR_LE = b"\x00\x01\x00\x00"
-# A header stamp no real message has, to find where the stamp lies in a CDR.
-PROBE_STAMP = (0x12345678, 0x2BCDEF01)
 
 
 class BagError(Exception):
     """A bag that cannot be read or written; the message says which and why."""
-
-
-def ros_type(msg) -> str:
-    """``pkg/msg/Name`` of an rclpy message object."""
-    return f"{type(msg).__module__.split('.')[0]}/msg/{type(msg).__name__}"
-
-
-def to_rosbags(msg):
-    """The rosbags message object equal to an rclpy message object, field by field."""
-    fields = {}
-    for name in msg.get_fields_and_field_types():
-        value = getattr(msg, name)
-        if hasattr(value, "get_fields_and_field_types"):
-            value = to_rosbags(value)
-        elif isinstance(value, array.array):
-            value = np.frombuffer(value, dtype=value.typecode).copy()
-        elif isinstance(value, list):
-            value = [to_rosbags(v) if hasattr(v, "get_fields_and_field_types") else v for v in value]
-        fields[name] = value
-    return TYPESTORE.types[ros_type(msg)](**fields)
-
-
-class CdrTemplate:
-    """CDR bytes of many messages of one stream, written by numpy from one template.
-
-    ``make(values, stamp)`` builds the rclpy message for one row of ``size``
-    float64 values (and a builtin_interfaces Time when ``stamped``). The
-    template is serialized by the typestore with probe values, and the
-    constructor checks that the values are the message's last ``8 * size``
-    bytes and the stamp its first field (bytes 4..12, the header's stamp), so
-    ``encode`` gives byte for byte what the typestore would give.
-    """
-
-    def __init__(self, make: Callable, size: int, stamped: bool):
-        probe = np.arange(size, dtype=np.float64) + 0.5
-        msg = make(probe, Time(sec=PROBE_STAMP[0], nanosec=PROBE_STAMP[1]))
-        self.msgtype = ros_type(msg)
-        cdr = bytes(TYPESTORE.serialize_cdr(to_rosbags(msg), self.msgtype))
-        tail = len(cdr) - 8 * size
-        if cdr[:4] != CDR_LE or cdr[tail:] != probe.astype("<f8").tobytes():
-            raise AssertionError(f"{self.msgtype}: values are not the trailing float64 block")
-        if stamped and cdr[4:12] != struct.pack("<iI", *PROBE_STAMP):
-            raise AssertionError(f"{self.msgtype}: the header stamp is not at bytes 4..12")
-        self.template = np.frombuffer(cdr, dtype=np.uint8)
-        self.tail = tail
-        self.stamped = stamped
-
-    def encode(self, values: np.ndarray, stamps: Optional[np.ndarray] = None) -> np.ndarray:
-        """(N, bytes) array: row i is message i, for values (N, size) and stamps (N, 2)."""
-        count = len(values)
-        out = np.empty((count, self.template.size), dtype=np.uint8)
-        out[:] = self.template
-        out[:, self.tail:] = np.ascontiguousarray(values, dtype="<f8").reshape(count, -1).view(np.uint8)
-        if self.stamped:
-            stamp = np.empty(count, dtype=[("sec", "<i4"), ("nanosec", "<u4")])
-            stamp["sec"], stamp["nanosec"] = stamps[:, 0], stamps[:, 1]
-            out[:, 4:12] = stamp.view(np.uint8).reshape(count, 8)
-        return out
 
 
 def storage_of(path: Path) -> str:

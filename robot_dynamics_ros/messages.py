@@ -15,11 +15,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
 from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.cdr import CdrTemplate
+from robot_dynamics_ros.dynamics import BOUNDS_FIELDS
 from robot_dynamics_ros.model_source import Payload
 
 MATRIX_LABELS = ("row", "column")
 CHRISTOFFEL_LABELS = ("i", "j", "k")
-BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max")
 
 
 def multiarray_layout(shape: Sequence[int], labels: Sequence[str]) -> MultiArrayLayout:
@@ -42,6 +43,24 @@ def to_multiarray(values: np.ndarray, layout: MultiArrayLayout) -> Float64MultiA
     return Float64MultiArray(layout=layout, data=array.array("d", data.tobytes()))
 
 
+def output_templates(joints: Sequence[str]) -> Dict[str, CdrTemplate]:
+    """A CdrTemplate per output topic of the node ("mass_matrix", ...), for
+    outputs in the order of ``joints``: the layouts of DESIGN.md, the names
+    and input stamp of ``~/gravity_torques``."""
+    n = len(joints)
+    matrix = multiarray_layout((n, n), MATRIX_LABELS)
+    bounds = bounds_layout()
+    gamma = multiarray_layout((n, n, n), CHRISTOFFEL_LABELS)
+    return {
+        "mass_matrix": CdrTemplate(lambda v, s: to_multiarray(v, matrix), n * n, stamped=False),
+        "coriolis_matrix": CdrTemplate(lambda v, s: to_multiarray(v, matrix), n * n, stamped=False),
+        "coriolis_bounds": CdrTemplate(lambda v, s: to_multiarray(v, bounds), len(BOUNDS_FIELDS),
+                                       stamped=False),
+        "christoffel_symbols": CdrTemplate(lambda v, s: to_multiarray(v, gamma), n ** 3, stamped=False),
+        "gravity_torques": CdrTemplate(lambda v, s: gravity_msg(s, joints, v), n, stamped=True),
+    }
+
+
 def from_multiarray(msg: Float64MultiArray) -> np.ndarray:
     """The array a Float64MultiArray holds, shaped by its layout."""
     shape = tuple(d.size for d in msg.layout.dim)
@@ -58,37 +77,11 @@ def bounds_layout() -> MultiArrayLayout:
     )
 
 
-def bounds_values(bounds, qd: np.ndarray) -> np.ndarray:
-    """The ``~/coriolis_bounds`` data in BOUNDS_FIELDS order, from a CoriolisBounds.
-
-    One sample (qd (n,)) gives (6,); a batch (qd (N, n)) gives (N, 6). Both
-    take ||qd|| along the last axis, so a sample gives the same bits alone or
-    in a batch (the node and the offline replay agree exactly).
-    """
-    speed = np.sqrt(np.sum(np.square(qd), axis=-1))
-    out = np.empty(np.shape(speed) + (len(BOUNDS_FIELDS),))
-    out[..., 0] = bounds.coriolis_norm
-    out[..., 1] = bounds.kc_config
-    out[..., 2] = bounds.kc_global
-    out[..., 3] = bounds.kc_config * speed
-    out[..., 4] = bounds.m_eig_min
-    out[..., 5] = bounds.m_eig_max
-    return out
-
-
 def compute_outputs(model, q: np.ndarray, qd: np.ndarray) -> Dict[str, np.ndarray]:
-    """Every published quantity at (q, qd), one sample or a batch, in model
-    joint order: the one computation the node and the offline replay share."""
-    mass = dynamics.mass_matrix(model, q)
-    christoffel = dynamics.christoffel_symbols(model, q)
-    bounds = dynamics.coriolis_bounds(model, q, qd, christoffel=christoffel, mass=mass)
-    return {
-        "mass_matrix": mass,
-        "coriolis_matrix": dynamics.coriolis_matrix(model, q, qd),
-        "coriolis_bounds": bounds_values(bounds, qd),
-        "christoffel_symbols": christoffel,
-        "gravity_torques": dynamics.gravity_torques(model, q),
-    }
+    """Every published quantity at (q, qd) by topic name, one sample or a batch,
+    in model joint order: the one computation the node and the offline replay
+    share, so that they agree bit for bit."""
+    return dynamics.all_terms(model, q, qd)._asdict()
 
 
 def gravity_msg(stamp, joints: Sequence[str], torques: np.ndarray) -> JointState:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 import numpy as np
 import rclpy
@@ -36,19 +36,15 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayLayout, String
+from std_msgs.msg import Float64MultiArray, String
 
+from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.messages import (
-    CHRISTOFFEL_LABELS,
-    MATRIX_LABELS,
     JointStateMatcher,
     JointStateRejected,
-    bounds_layout,
     compute_outputs,
-    gravity_msg,
-    multiarray_layout,
+    output_templates,
     payload_from_inertia,
-    to_multiarray,
 )
 from robot_dynamics_ros.model_source import (
     Payload,
@@ -84,8 +80,7 @@ class _Live:
 
     served: ServedModel
     matcher: JointStateMatcher
-    matrix_layout: MultiArrayLayout
-    christoffel_layout: MultiArrayLayout
+    templates: Dict[str, CdrTemplate]  # output topic name -> serialized-message template
 
 
 def _descriptor(description: str, type_: int, read_only: bool = False, **extra) -> ParameterDescriptor:
@@ -118,7 +113,6 @@ class DynamicsNode(Node):
         self._latency_ns = np.zeros(LATENCY_WINDOW)
         self._latency_count = 0
         self._latency_reported = 0
-        self._bounds_layout = bounds_layout()
 
         self._pub_mass = self.create_publisher(Float64MultiArray, "~/mass_matrix", 10)
         self._pub_coriolis = self.create_publisher(Float64MultiArray, "~/coriolis_matrix", 10)
@@ -214,8 +208,9 @@ class DynamicsNode(Node):
     def _build_loop(self):
         """Serve what was last requested, one complete model at a time.
 
-        Runs every output once on a new model before swapping it in (``_warm``),
-        so compilation and per-model caches (K_c) never land on the hot path.
+        Runs every output once on a new model before swapping it in
+        (``_prepare``), so compilation and per-model caches (K_c) never land
+        on the hot path.
         Requests arriving meanwhile are folded into the next round.
         """
         base = origin = None
@@ -235,12 +230,12 @@ class DynamicsNode(Node):
             if base is not None:
                 served = self._apply_payloads(base, payloads)
                 try:
-                    self._warm(served.model)
+                    live = self._prepare(served)
                 # A model the numerics fail on must not end this thread.
                 except Exception as error:  # noqa: BLE001
                     self._report_error(f"model from {origin} not served: {type(error).__name__}: {error}")
                 else:
-                    self._install(served)
+                    self._install(live)
             self._served_version = version
 
     def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
@@ -269,23 +264,24 @@ class DynamicsNode(Node):
                         del self._requested_payloads[payload.link]
         return served
 
-    def _warm(self, model):
-        compute_outputs(model, np.zeros(model.nv), np.ones(model.nv))
-
-    def _install(self, served: ServedModel):
-        """Swap the served snapshot (builder thread only: one writer, no lock)."""
+    def _prepare(self, served: ServedModel) -> _Live:
+        """The hot path's snapshot of ``served``, its outputs computed once."""
+        compute_outputs(served.model, np.zeros(served.model.nv), np.ones(served.model.nv))
         old = self._live
-        n = served.model.nv
-        same_joints = old is not None and old.matcher.joint_names == served.model.joint_names
-        self._live = _Live(
+        same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
+        same_outputs = old is not None and old.served.joints == served.joints
+        return _Live(
             served=served,
-            matcher=old.matcher if same_joints else JointStateMatcher(served.model.joint_names),
-            matrix_layout=multiarray_layout((n, n), MATRIX_LABELS),
-            christoffel_layout=multiarray_layout((n, n, n), CHRISTOFFEL_LABELS),
+            matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
+            templates=old.templates if same_outputs else output_templates(served.joints),
         )
-        payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in served.payloads.values())
+
+    def _install(self, live: _Live):
+        """Swap the served snapshot (builder thread only: one writer, no lock)."""
+        self._live = live
+        payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in live.served.payloads.values())
         self.get_logger().info(
-            f"serving {served.model.name!r} with payloads: {payloads or 'none'}")
+            f"serving {live.served.model.name!r} with payloads: {payloads or 'none'}")
 
     def _on_set_parameters(self, params) -> SetParametersResult:
         """Accept or refuse a payload change, checked against the served model.
@@ -351,13 +347,16 @@ class DynamicsNode(Node):
         except (ValueError, ArithmeticError) as error:
             self._drop("dynamics_error", f"{type(error).__name__}: {error}")
             return
-        out_mass = to_multiarray(served.reorder(values["mass_matrix"]), live.matrix_layout)
-        out_coriolis = to_multiarray(served.reorder(values["coriolis_matrix"]), live.matrix_layout)
-        out_bounds = to_multiarray(values["coriolis_bounds"], self._bounds_layout)
-        out_gravity = gravity_msg(msg.header.stamp, served.joints,
-                                  served.reorder(values["gravity_torques"]))
+        # Serialized from templates: rclpy's conversion of message objects
+        # would cost more than the dynamics.
+        templates = live.templates
+        out_mass = templates["mass_matrix"].encode_one(served.reorder(values["mass_matrix"]))
+        out_coriolis = templates["coriolis_matrix"].encode_one(served.reorder(values["coriolis_matrix"]))
+        out_bounds = templates["coriolis_bounds"].encode_one(values["coriolis_bounds"])
+        out_gravity = templates["gravity_torques"].encode_one(
+            served.reorder(values["gravity_torques"]), msg.header.stamp)
         out_christoffel = (
-            to_multiarray(served.reorder(values["christoffel_symbols"]), live.christoffel_layout)
+            templates["christoffel_symbols"].encode_one(served.reorder(values["christoffel_symbols"]))
             if self._publish_christoffel else None)
         self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
         self._latency_count += 1

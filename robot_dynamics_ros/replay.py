@@ -29,15 +29,10 @@ import numpy as np
 from robot_dynamics_ros import bag_io
 from robot_dynamics_ros.messages import (
     BOUNDS_FIELDS,
-    CHRISTOFFEL_LABELS,
-    MATRIX_LABELS,
     JointStateMatcher,
     JointStateRejected,
-    bounds_layout,
     compute_outputs,
-    gravity_msg,
-    multiarray_layout,
-    to_multiarray,
+    output_templates,
 )
 from robot_dynamics_ros.model_source import Payload, ServedModel, load_description, read_description_file
 
@@ -134,23 +129,12 @@ class OutputStreams:
     """The node's output topics on a rosbags Writer, each with its CDR template."""
 
     def __init__(self, writer, served: ServedModel, christoffel: bool):
-        n = served.model.nv
-        matrix = multiarray_layout((n, n), MATRIX_LABELS)
-        bounds = bounds_layout()
-        gamma = multiarray_layout((n, n, n), CHRISTOFFEL_LABELS)
-        makers = {
-            "mass_matrix": (n * n, lambda v, s: to_multiarray(v, matrix)),
-            "coriolis_matrix": (n * n, lambda v, s: to_multiarray(v, matrix)),
-            "coriolis_bounds": (len(BOUNDS_FIELDS), lambda v, s: to_multiarray(v, bounds)),
-            "christoffel_symbols": (n ** 3, lambda v, s: to_multiarray(v, gamma)),
-            "gravity_torques": (n, lambda v, s: gravity_msg(s, served.joints, v)),
-        }
+        templates = output_templates(served.joints)
         self.writer = writer
         self.streams = []
         for topic, msgtype in output_topics(christoffel).items():
             name = topic[len(NODE_PREFIX):]
-            size, make = makers[name]
-            template = bag_io.CdrTemplate(make, size, stamped=name == "gravity_torques")
+            template = templates[name]
             assert template.msgtype == msgtype
             connection = writer.add_connection(topic, msgtype, typestore=bag_io.TYPESTORE)
             self.streams.append((name, connection, template))
