@@ -18,15 +18,16 @@ _PARALLEL_FROM = 64
 _pool = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="dynamics")
 
 
-def run_kernel(kernel, model, inputs, out, work_size, model_arrays=True):
-    """``kernel(*model.arrays, *inputs, work, *outs)`` over all samples.
+def run_kernel(kernel, model, inputs, out, work_size, model_arrays=True, settings=()):
+    """``kernel(*model.arrays, *settings, *inputs, work, *outs)`` over all samples.
 
     ``inputs`` are (N, ...) arrays; ``out`` is one (N, ...) array or a tuple
-    of them (kernels with several results); ``work_size(nb)`` is the length
-    of one work row. ``model_arrays=False``: kernels that work on results
-    only (no tree) get ``kernel(*inputs, work, *outs)``.
+    of them (kernels with several results); ``settings`` go to every chunk
+    as they are; ``work_size(nb)`` is the length of one work row.
+    ``model_arrays=False``: kernels that work on results only (no tree)
+    get ``kernel(*settings, *inputs, work, *outs)``.
     """
-    leading = model.arrays if model_arrays else ()
+    leading = (model.arrays if model_arrays else ()) + tuple(settings)
     outs = out if isinstance(out, tuple) else (out,)
     samples = len(outs[0])
     if samples < _PARALLEL_FROM or _THREADS == 1:
