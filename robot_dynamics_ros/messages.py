@@ -135,16 +135,18 @@ class JointStateMatcher:
                     f"{field} has {size} values for {count} names (expected {expected})",
                 )
         take = self.indices(names)
-        q = _floats(msg.position)[take]
-        qd = _floats(msg.velocity)[take] if len(msg.velocity) else np.zeros(take.size)
-        for field, values in (("position", q), ("velocity", qd)):
-            bad = ~np.isfinite(values)
-            if bad.any():
-                joints = [self.joint_names[i] for i in np.flatnonzero(bad)]
-                raise JointStateRejected(
-                    "non_finite", f"non-finite {field} for {', '.join(joints)}"
-                )
-        return q, qd
+        state = np.empty((2, take.size))  # q and qd, checked in one pass
+        state[0] = _floats(msg.position)[take]
+        state[1] = _floats(msg.velocity)[take] if len(msg.velocity) else 0.0
+        if not np.isfinite(state).all():
+            for row, field in enumerate(("position", "velocity")):
+                bad = ~np.isfinite(state[row])
+                if bad.any():
+                    joints = [self.joint_names[i] for i in np.flatnonzero(bad)]
+                    raise JointStateRejected(
+                        "non_finite", f"non-finite {field} for {', '.join(joints)}"
+                    )
+        return state[0], state[1]
 
     def indices(self, names: Sequence[str]) -> np.ndarray:
         """Index of each of ``joint_names`` in ``names`` (cached for the last list seen).

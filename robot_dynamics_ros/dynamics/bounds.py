@@ -178,6 +178,8 @@ def global_coriolis_constant(model) -> float:
     makes k_c grow without bound: the result is ``inf``. Deterministic
     (fixed seed), so the same model always gets the same value.
     """
+    if "kc_global" in model.cache:  # the hot path asks on every sample
+        return model.cache["kc_global"]
     family = model.family_cache.setdefault("kc_global", {})
     key = model.payload_key
     if key not in family:
@@ -187,6 +189,7 @@ def global_coriolis_constant(model) -> float:
             family[key] = _search_global_constant(model, family[()][1])
         else:
             family[key] = _search_global_constant(model, None)
+    model.cache["kc_global"] = family[key][0]
     return family[key][0]
 
 
