@@ -118,7 +118,7 @@ def main():
         try:
             if stream.is_alive():
                 stream.join(timeout=5.0)
-            time.sleep(0.5)  # the last outputs in flight
+            time.sleep(1.5)  # the last outputs in flight, and a diagnostics report counting them
         finally:
             node.stop()
             peer.close()
@@ -147,6 +147,14 @@ def main():
                 means.append(float(values["compute_mean_us"]))
                 refused = int(values["dropped"])
 
+    # Whole run: where the joint states without a mass matrix were lost.
+    final = [dict((kv.key, kv.value) for kv in status.values)
+             for msg in peer.messages("diagnostics") for status in msg.status if status.name.startswith(harness.NODE)]
+    sent_total = len(sent_at)
+    processed = int(final[-1]["processed"]) + int(final[-1]["dropped"])
+    unanswered = sum(1 for k in range(sent_total) if k not in served)
+    never_processed = sent_total - processed
+
     swap_latency = []
     for mass, sent, _ in swaps:
         which = 1 + SWAP_MASSES.index(mass)
@@ -168,6 +176,9 @@ def main():
         ("node compute mean", f"{np.mean(means):.0f} us", "", ""),
         ("joint states without output", f"{lost} ({100 * lost / max(1, steady_sent):.2f} %)", "0", ""),
         ("  of which refused by the node", f"{refused}", "", ""),
+        ("whole run: joint states without output", f"{unanswered} of {sent_total}", "", ""),
+        ("  never taken by the node (input queue)", f"{never_processed}", "", ""),
+        ("  taken, mass matrix not received", f"{unanswered - never_processed}", "", ""),
         ("mass matrices not equal to Pinocchio's", f"{wrong}", "0", ""),
         ("payload swap latency (median)", f"{1e3 * np.nanmedian(swap_latency):.0f} ms" if swaps else "-",
          "10 ms", f"{1e3 * np.nanmedian(swap_latency) / 10:.0f}" if swaps else ""),

@@ -18,6 +18,7 @@ import os
 # latency and fight the executor for the cores. Must precede the numpy import.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import gc
 import threading
 import time
 from collections import Counter
@@ -279,6 +280,10 @@ class DynamicsNode(Node):
     def _install(self, live: _Live):
         """Swap the served snapshot (builder thread only: one writer, no lock)."""
         self._live = live
+        # A full collection walks every object the libraries and models made
+        # (20 ms here), long enough for the joint_states queue to overflow;
+        # what exists now lives as long as the model, so collections skip it.
+        gc.freeze()
         payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in live.served.payloads.values())
         self.get_logger().info(
             f"serving {live.served.model.name!r} with payloads: {payloads or 'none'}")
