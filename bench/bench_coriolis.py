@@ -1,8 +1,9 @@
 """Coriolis matrix, Christoffel symbols and bounds: ours against Pinocchio.
 
 Per call on panda and ur5 (C against computeCoriolisMatrix; Gamma against the
-Pinocchio route of n calls computeCoriolisMatrix(q, e_k)); the whole bundle
-(M, C, g, Gamma, bounds without K_c) for panda; batch (M, C, g) per sample
+Pinocchio route of n calls computeCoriolisMatrix(q, e_k)); every term the
+node publishes (M, C, g, Gamma, bounds; K_c cached) by all_terms and by five
+calls; batch (M, C, g) per sample
 against a Python loop over Pinocchio; and scaling with n for serial chains,
 binary trees, bipeds and quadrupeds (paper 003, Figs. 2-4), with fitted
 slopes and a log-log plot. Run: python bench/bench_coriolis.py [--plot PNG]
@@ -18,7 +19,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import HEADER, per_call_us, robot_pair, row, topology_urdf  # noqa: E402
 
 from robot_dynamics_ros.dynamics import (  # noqa: E402
-    christoffel_symbols, coriolis_bounds, coriolis_matrix, gravity_torques,
+    all_terms, christoffel_symbols, coriolis_bounds, coriolis_matrix, gravity_torques,
     load_urdf, mass_matrix)
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
 
@@ -39,7 +40,7 @@ def per_call(name):
 
     global_coriolis_constant(model)  # cached once per model, as in the node
 
-    def bundle():  # what the node computes per joint state
+    def separately():  # the same terms, one public function each
         mass = mass_matrix(model, q)
         coriolis_matrix(model, q, qd)
         gravity_torques(model, q)
@@ -59,9 +60,11 @@ def per_call(name):
         row(f"{name} Gamma (pin: n x C(q, e_k))",
             per_call_us(lambda: christoffel_symbols(model, q)),
             per_call_us(pin_gamma, number=500), "ratio < 1"),
-        row(f"{name} bundle M,C,g,Gamma,bounds",
-            per_call_us(bundle, number=500), per_call_us(pin_bundle, number=500),
+        row(f"{name} all_terms: M,C,g,Gamma,bounds",
+            per_call_us(lambda: all_terms(model, q, qd), number=500), per_call_us(pin_bundle, number=500),
             "ours < 100 us (pin: no bounds)"),
+        row(f"{name} the same, five calls",
+            per_call_us(separately, number=500), per_call_us(pin_bundle, number=500), ""),
     ]
 
 

@@ -19,6 +19,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import gc
+import sys
 import threading
 import time
 from collections import Counter
@@ -56,6 +57,7 @@ from robot_dynamics_ros.model_source import (
 
 NODE_NAME = "robot_dynamics"
 PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
+BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
 LATENCY_WINDOW = 4096  # compute-time samples kept between two diagnostics reports
 
 # As robot_state_publisher publishes it: late joiners get the last description.
@@ -214,6 +216,11 @@ class DynamicsNode(Node):
         on the hot path.
         Requests arriving meanwhile are folded into the next round.
         """
+        # Below the executor thread: a K_c search fills every core for a few
+        # hundred ms, and the joint states keep coming meanwhile. Linux threads
+        # inherit it, so the batch threads this thread starts run below too.
+        if sys.platform == "linux":
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BUILDER_NICENESS)
         base = origin = None
         while True:
             with self._requests:
