@@ -225,7 +225,8 @@ class Peer:
             return values["model"] == name
 
         def fail_if_dead():
-            assert process.alive(), f"the node exited early:\n{process.log()[-3000:]}"
+            assert process.alive(), (f"the node exited early (status {process.process.returncode}):\n"
+                                 f"{process.log()[-3000:]}")
 
         deadline = time.monotonic() + timeout
         while True:

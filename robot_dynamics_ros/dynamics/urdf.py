@@ -9,13 +9,14 @@ prismatic joint starts a new body.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import threading
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import urdf_parser_py.xml_reflection as xml_reflection
 from urdf_parser_py.urdf import URDF
+from urdf_parser_py.xml_reflection import core as xml_reflection_core
 
 from .errors import URDFError
 from .inertia import check_inertia, combine_inertias
@@ -139,13 +140,33 @@ def _parse(text):
 
 
 _quiet_lock = threading.Lock()
+# urdf-parser-py reports through the module-level hook ``on_error`` (which
+# writes to stderr), looked up in its core module and in the package.
+_ERROR_HOOKS = (xml_reflection, xml_reflection_core)
+
+
+def _ignore(message):
+    pass
 
 
 @contextlib.contextmanager
 def _quiet_parser():
-    """urdf-parser-py prints its warnings; keep them off the user's terminal."""
-    with _quiet_lock, contextlib.redirect_stderr(io.StringIO()):
-        yield
+    """Keep urdf-parser-py's warnings off the user's terminal.
+
+    Through its own hook, not by swapping ``sys.stderr``: that is process-wide,
+    and a node parses on its builder thread while the executor thread may be
+    using stderr (rclpy's EventsExecutor calls ``faulthandler.enable()``,
+    which failed on the swapped-in stream and ended the node).
+    """
+    with _quiet_lock:
+        saved = [module.on_error for module in _ERROR_HOOKS]
+        for module in _ERROR_HOOKS:
+            module.on_error = _ignore
+        try:
+            yield
+        finally:
+            for module, hook in zip(_ERROR_HOOKS, saved):
+                module.on_error = hook
 
 
 _NUMERIC = {"value", "xyz", "rpy", "ixx", "ixy", "ixz", "iyy", "iyz", "izz",
