@@ -15,7 +15,8 @@ want=$(cat requirements/*.txt setup.py | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet -c requirements/constraints.txt \
-    -r requirements/build.txt -r requirements/runtime.txt -r requirements/ros.txt -r requirements/test.txt
+    -r requirements/build.txt -r requirements/runtime.txt -r requirements/ros.txt -r requirements/test.txt \
+    -r requirements/bench.txt
   "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e .
   echo "$want" > "$stamp"
 fi

@@ -13,12 +13,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .batch import run_kernel
+from .calls import run
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
 from .eigen import largest_singular_value, symmetric_eigen_extremes
 from .model import PRISMATIC
-from .state import joint_array
+from .finite import all_finite
+from .state import joint_array, raise_failure
 
 # What the node publishes on ~/coriolis_bounds, in order (DESIGN.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
@@ -50,10 +51,6 @@ class CoriolisBounds(NamedTuple):
     m_eig_max: float | np.ndarray
 
 
-def _work_size(nb):
-    return 3 * nb * nb
-
-
 @njit(cache=True, nogil=True)
 def _config_constant(gamma, gram, scratch):
     """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
@@ -65,50 +62,59 @@ def _config_constant(gamma, gram, scratch):
 
 
 @njit(cache=True, nogil=True)
-def _config_constants(gamma, work, out):
+def _config_constants(model, data, gamma, out):
     """k_c per sample into out (N,): what the search for K_c evaluates."""
-    n = gamma.shape[1]
-    gram = work[:n * n].reshape((n, n))
-    scratch = work[n * n:2 * n * n].reshape((n, n))
     for s in range(gamma.shape[0]):
-        out[s] = _config_constant(gamma[s], gram, scratch)
+        out[s] = _config_constant(gamma[s], data.gram, data.eig_work)
+    return -1
 
 
 @njit(cache=True, nogil=True)
-def _bounds(gamma, mass, qd, work, out):
-    """Per sample, the BOUNDS_FIELDS into out (N, 6), all but kc_global.
+def bound_values(data, gamma, mass, qd, out):
+    """The BOUNDS_FIELDS of one sample into out (6,), all but kc_global.
 
     ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
-    (MATH.md); spectral norms and eigenvalues from eigen.py. Cost: n + 2
-    small symmetric eigenproblems, O(n^4) per sample.
+    (MATH.md); spectral norms and eigenvalues from eigen.py, in the
+    n x n work arrays of ``data``. Cost: n + 2 small symmetric
+    eigenproblems, O(n^4).
     """
-    n = qd.shape[1]
-    coriolis = work[:n * n].reshape((n, n))
-    gram = work[n * n:2 * n * n].reshape((n, n))
-    scratch = work[2 * n * n:3 * n * n].reshape((n, n))
-    for s in range(qd.shape[0]):
-        speed = 0.0
-        for k in range(n):
-            speed += qd[s, k] * qd[s, k]
-        for i in range(n):
-            for j in range(n):
-                acc = 0.0
-                for k in range(n):
-                    acc += gamma[s, i, j, k] * qd[s, k]
-                coriolis[i, j] = acc
-        kc = _config_constant(gamma[s], gram, scratch)
-        out[s, 0] = largest_singular_value(coriolis, gram, scratch)
-        out[s, 1] = kc
-        out[s, 3] = kc * np.sqrt(speed)
-        low, high = symmetric_eigen_extremes(mass[s], scratch)
-        out[s, 4] = low
-        out[s, 5] = high
+    n = qd.shape[0]
+    coriolis = data.coriolis
+    speed = 0.0
+    for k in range(n):
+        speed += qd[k] * qd[k]
+    for i in range(n):
+        for j in range(n):
+            acc = 0.0
+            for k in range(n):
+                acc += gamma[i, j, k] * qd[k]
+            coriolis[i, j] = acc
+    kc = _config_constant(gamma, data.gram, data.eig_work)
+    out[0] = largest_singular_value(coriolis, data.gram, data.eig_work)
+    out[1] = kc
+    out[2] = 0.0
+    out[3] = kc * np.sqrt(speed)
+    out[4], out[5] = symmetric_eigen_extremes(mass, data.eig_work)
 
 
-def bound_vectors(model, christoffel, mass, qd):
-    """(N, 6) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n)."""
+@njit(cache=True, nogil=True)
+def _bound_vectors(model, data, gamma, mass, QD, out):
+    for s in range(QD.shape[0]):
+        bound_values(data, gamma[s], mass[s], QD[s], out[s])
+        if not all_finite(out[s]):
+            return s
+    return -1
+
+
+def bound_vectors(model, christoffel, mass, qd, inputs):
+    """(N, 6) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n).
+
+    ``inputs``: the caller's (name, array) pairs, to name a bad one.
+    """
     values = np.empty((len(qd), len(BOUNDS_FIELDS)))
-    run_kernel(_bounds, model, (christoffel, mass, qd), values, _work_size, model_arrays=False)
+    failed = run(_bound_vectors, model, (christoffel, mass, qd), (values,))
+    if failed >= 0:
+        raise_failure(model, failed, inputs, "the Coriolis bounds")
     values[:, 2] = global_coriolis_constant(model)
     return values
 
@@ -118,8 +124,7 @@ def config_coriolis_constant(model, q):
     q = joint_array(model, q, "q")
     batch = q if q.ndim == 2 else q[None]
     values = np.empty(len(batch))
-    run_kernel(_config_constants, model, (christoffel_symbols(model, batch),), values,
-               _work_size, model_arrays=False)
+    run(_config_constants, model, (christoffel_symbols(model, batch),), (values,))
     return values if q.ndim == 2 else values[0]
 
 
@@ -137,10 +142,11 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     single = q.ndim == 1
     batch_q = q[None] if single else q
     gamma = christoffel_symbols(model, batch_q) if christoffel is None else (
-        np.asarray(christoffel, dtype=np.float64).reshape(len(batch_q), *(model.nv,) * 3))
+        np.ascontiguousarray(christoffel, dtype=np.float64).reshape(len(batch_q), *(model.nv,) * 3))
     mass = mass_matrix(model, batch_q) if mass is None else (
-        np.asarray(mass, dtype=np.float64).reshape(len(batch_q), model.nv, model.nv))
-    values = bound_vectors(model, gamma, mass, qd[None] if single else qd)
+        np.ascontiguousarray(mass, dtype=np.float64).reshape(len(batch_q), model.nv, model.nv))
+    inputs = (("q", batch_q), ("qd", qd[None] if single else qd))
+    values = bound_vectors(model, gamma, mass, inputs[1][1], inputs)
     if single:
         values = values[0]
     fields = dict(zip(BOUNDS_FIELDS, values.T))

@@ -1,28 +1,25 @@
 """Christoffel symbols of the first kind, Gamma[i, j, k] (MATH.md)."""
-import numpy as np
 from numba import njit
 
-from .batch import run_kernel
+from .calls import run
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
-from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
+from .finite import all_finite
+from .kinematics import composite_inertias, forward_kinematics
 from .model import REVOLUTE
-from .spatial import add_into, cross_force, dot6, mat6_vec
-from .state import joint_array, tensor_result, to_all_joints
+from .samples import sample, sample_count
+from .spatial import cross_force, dot6, inertia_matrix, mat6_vec
+from .state import into, joint_array, kernel_out, raise_failure, tensor_result, to_all_joints
 
 METHODS = ("tree", "safeea")
 
 
-def _tree_work_size(nb):
-    return nb * KINEMATICS_SIZE + 36 + 6 * 4
-
-
 @njit(cache=True, nogil=True)
-def _christoffel_tree(parent, joint_type, joint_placement, joint_axis, inertia,
-                      gravity, Q, work, out):
-    """Algorithm 2 of Echeandia and Wensing (2021), world frame, per sample.
+def christoffel_tree(model, data, G):
+    """Gamma from ``data.S`` and the composites ``data.Ic``.
 
-    Children first: for body k with its composite inertia ``Ic_k`` complete,
+    Algorithm 2 of Echeandia and Wensing (2021), world frame. Children
+    first: for body k with its composite inertia ``Ic_k``,
     ``B = B(Ic_k, S_k)`` (the factorization of their eq. (10)) and
     ``F = Ic_k S_k``; for every ancestor j of k (and j = k)
     ``f1 = B S_j``, ``f2 = B^T S_j``, ``f3 = S_j x* F - f1``, and for every
@@ -33,56 +30,37 @@ def _christoffel_tree(parent, joint_type, joint_placement, joint_axis, inertia,
     coordinates need no transforms along the paths. Cost: O(n d^2) for a
     tree of depth d (O(n^3) for a serial chain).
     """
-    nb = parent.shape[0]
-    rot, pos, S, I = kinematics_views(work, nb)
-    base = nb * KINEMATICS_SIZE
-    B = work[base:base + 36].reshape((6, 6))
-    F = work[base + 36:base + 42]
-    f1 = work[base + 42:base + 48]
-    f2 = work[base + 48:base + 54]
-    f3 = work[base + 54:base + 60]
-    # body inertias are not needed once summed, so composites accumulate in place
-    Ic = I
-    for s in range(Q.shape[0]):
-        world_kinematics(parent, joint_type, joint_placement, joint_axis,
-                         inertia, Q[s], rot, pos, S, I)
-        G = out[s]
-        G[:, :, :] = 0.0
-        for k in range(nb - 1, -1, -1):
-            # also leaves F = Ic_k S_k, the momentum it needs
-            body_factorization(Ic[k], S[k], F, B)
-            j = k
-            while j >= 0:
-                mat6_vec(B, S[j], f1)
-                mat6t_vec(B, S[j], f2)
-                cross_force(S[j], F, f3)
-                for r in range(6):
-                    f3[r] -= f1[r]
-                i = j
-                while i >= 0:
-                    g = dot6(S[i], f1)
-                    G[i, j, k] = g
-                    G[i, k, j] = g
-                    g = dot6(S[i], f2)
-                    G[j, i, k] = g
-                    G[j, k, i] = g
-                    g = dot6(S[i], f3)
-                    G[k, i, j] = g
-                    G[k, j, i] = g
-                    i = parent[i]
-                j = parent[j]
-            p = parent[k]
-            if p >= 0:
-                add_into(Ic, p, k)
-
-
-def _safeea_work_size(nb):
-    return nb * (KINEMATICS_SIZE + 12)
+    parent, S = model.parent, data.S
+    B, I6, F, f1, f2, f3 = data.B, data.I6, data.h, data.f1, data.f2, data.f3
+    G[:] = 0
+    for k in range(parent.shape[0] - 1, -1, -1):
+        inertia_matrix(data.Ic[k], I6)
+        # also leaves F = Ic_k S_k, the momentum it needs
+        body_factorization(I6, S[k], F, B)
+        j = k
+        while j >= 0:
+            mat6_vec(B, S[j], f1)
+            mat6t_vec(B, S[j], f2)
+            cross_force(S[j], F, f3)
+            for r in range(6):
+                f3[r] -= f1[r]
+            i = j
+            while i >= 0:
+                g = dot6(S[i], f1)
+                G[i, j, k] = g
+                G[i, k, j] = g
+                g = dot6(S[i], f2)
+                G[j, i, k] = g
+                G[j, k, i] = g
+                g = dot6(S[i], f3)
+                G[k, i, j] = g
+                G[k, j, i] = g
+                i = parent[i]
+            j = parent[j]
 
 
 @njit(cache=True, nogil=True)
-def _christoffel_safeea(parent, joint_type, joint_placement, joint_axis,
-                        inertia, gravity, Q, work, out):
+def christoffel_safeea(model, data, G):
     """Safeea, Neto and Bearee (2019) for a serial chain of revolute joints.
 
     Joint m turns about the world unit axis ``k_m`` through ``o_m``; link l
@@ -96,61 +74,72 @@ def _christoffel_safeea(parent, joint_type, joint_placement, joint_axis,
     (moments about the world origin: their eqs. (28)-(29) with a fixed
     reference point), and the symbol is the torque about joint k's axis,
     ``Gamma[k, j, i] = k_k . (N - o_k x F)`` over links l >= max(i, k)
-    (their eq. (30)). Cost: O(n^3).
+    (their eq. (30)). Needs ``forward_kinematics``. Cost: O(n^3).
     """
-    nb = parent.shape[0]
-    rot, pos, S, I = kinematics_views(work, nb)
-    base = nb * KINEMATICS_SIZE
-    com = work[base:base + 3 * nb].reshape((nb, 3))
-    L = work[base + 3 * nb:base + 12 * nb].reshape((nb, 3, 3))
-    for s in range(Q.shape[0]):
-        world_kinematics(parent, joint_type, joint_placement, joint_axis,
-                         inertia, Q[s], rot, pos, S, I)
-        for l in range(nb):
-            for r in range(3):
-                com[l, r] = (pos[l, r] + rot[l, r, 0] * inertia[l, 1]
-                             + rot[l, r, 1] * inertia[l, 2]
-                             + rot[l, r, 2] * inertia[l, 3])
-            _world_l_matrix(inertia[l], rot[l], L[l])
-        G = out[s]
-        for j in range(nb):
-            a0, a1, a2 = S[j, 0], S[j, 1], S[j, 2]
-            for i in range(j, nb):
-                b0, b1, b2 = S[i, 0], S[i, 1], S[i, 2]
-                F0 = F1 = F2 = 0.0
-                N0 = N1 = N2 = 0.0
-                for l in range(nb - 1, i - 1, -1):
-                    m = inertia[l, 0]
-                    p0 = com[l, 0] - pos[i, 0]
-                    p1 = com[l, 1] - pos[i, 1]
-                    p2 = com[l, 2] - pos[i, 2]
-                    # u = k_i x p, f = m k_j x u
-                    u0 = b1 * p2 - b2 * p1
-                    u1 = b2 * p0 - b0 * p2
-                    u2 = b0 * p1 - b1 * p0
-                    f0 = m * (a1 * u2 - a2 * u1)
-                    f1 = m * (a2 * u0 - a0 * u2)
-                    f2 = m * (a0 * u1 - a1 * u0)
-                    # w = L k_j, h = 1/2 w x k_i
-                    w0 = L[l, 0, 0] * a0 + L[l, 0, 1] * a1 + L[l, 0, 2] * a2
-                    w1 = L[l, 1, 0] * a0 + L[l, 1, 1] * a1 + L[l, 1, 2] * a2
-                    w2 = L[l, 2, 0] * a0 + L[l, 2, 1] * a1 + L[l, 2, 2] * a2
-                    c0, c1, c2 = com[l, 0], com[l, 1], com[l, 2]
-                    F0 += f0
-                    F1 += f1
-                    F2 += f2
-                    N0 += 0.5 * (w1 * b2 - w2 * b1) + c1 * f2 - c2 * f1
-                    N1 += 0.5 * (w2 * b0 - w0 * b2) + c2 * f0 - c0 * f2
-                    N2 += 0.5 * (w0 * b1 - w1 * b0) + c0 * f1 - c1 * f0
-                    if l > i:
-                        g = _axis_torque(S[l], pos[l], N0, N1, N2, F0, F1, F2)
-                        G[l, j, i] = g
-                        G[l, i, j] = g
-                # joints k <= i see all links from i on
-                for k in range(i + 1):
-                    g = _axis_torque(S[k], pos[k], N0, N1, N2, F0, F1, F2)
-                    G[k, j, i] = g
-                    G[k, i, j] = g
+    inertia, rot, pos, S = model.inertia, data.rot, data.pos, data.S
+    com, L = data.com, data.L
+    nb = inertia.shape[0]
+    for l in range(nb):
+        for r in range(3):
+            com[l, r] = (pos[l, r] + rot[l, r, 0] * inertia[l, 1]
+                         + rot[l, r, 1] * inertia[l, 2]
+                         + rot[l, r, 2] * inertia[l, 3])
+        _world_l_matrix(inertia[l], rot[l], L[l])
+    for j in range(nb):
+        a0, a1, a2 = S[j, 0], S[j, 1], S[j, 2]
+        for i in range(j, nb):
+            b0, b1, b2 = S[i, 0], S[i, 1], S[i, 2]
+            F0 = F1 = F2 = 0.0
+            N0 = N1 = N2 = 0.0
+            for l in range(nb - 1, i - 1, -1):
+                m = inertia[l, 0]
+                p0 = com[l, 0] - pos[i, 0]
+                p1 = com[l, 1] - pos[i, 1]
+                p2 = com[l, 2] - pos[i, 2]
+                # u = k_i x p, f = m k_j x u
+                u0 = b1 * p2 - b2 * p1
+                u1 = b2 * p0 - b0 * p2
+                u2 = b0 * p1 - b1 * p0
+                f0 = m * (a1 * u2 - a2 * u1)
+                f1 = m * (a2 * u0 - a0 * u2)
+                f2 = m * (a0 * u1 - a1 * u0)
+                # w = L k_j, h = 1/2 w x k_i
+                w0 = L[l, 0, 0] * a0 + L[l, 0, 1] * a1 + L[l, 0, 2] * a2
+                w1 = L[l, 1, 0] * a0 + L[l, 1, 1] * a1 + L[l, 1, 2] * a2
+                w2 = L[l, 2, 0] * a0 + L[l, 2, 1] * a1 + L[l, 2, 2] * a2
+                c0, c1, c2 = com[l, 0], com[l, 1], com[l, 2]
+                F0 += f0
+                F1 += f1
+                F2 += f2
+                N0 += 0.5 * (w1 * b2 - w2 * b1) + c1 * f2 - c2 * f1
+                N1 += 0.5 * (w2 * b0 - w0 * b2) + c2 * f0 - c0 * f2
+                N2 += 0.5 * (w0 * b1 - w1 * b0) + c0 * f1 - c1 * f0
+                if l > i:
+                    g = _axis_torque(S[l], pos[l], N0, N1, N2, F0, F1, F2)
+                    G[l, j, i] = g
+                    G[l, i, j] = g
+            # joints k <= i see all links from i on
+            for k in range(i + 1):
+                g = _axis_torque(S[k], pos[k], N0, N1, N2, F0, F1, F2)
+                G[k, j, i] = g
+                G[k, i, j] = g
+
+
+@njit(cache=True, nogil=True)
+def _christoffel(model, data, safeea, Q, out):
+    for s in range(sample_count(Q)):
+        q, G = sample(Q, s, Q), sample(out, s, Q)
+        if not all_finite(q):
+            return s
+        forward_kinematics(model, data, q)
+        if safeea:
+            christoffel_safeea(model, data, G)
+        else:
+            composite_inertias(model, data)
+            christoffel_tree(model, data, G)
+        if not all_finite(G):
+            return s
+    return -1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -202,7 +191,7 @@ def _check_serial_revolute(model):
                 f"{where}, not off joint '{names[i - 1]}'")
 
 
-def christoffel_symbols(model, q, method="tree"):
+def christoffel_symbols(model, q, method="tree", *, out=None):
     """Christoffel symbols of the first kind, (n, n, n) or (N, n, n, n).
 
     ``Gamma[i, j, k] = 1/2 (dM[i,j]/dq[k] + dM[i,k]/dq[j] - dM[j,k]/dq[i])``,
@@ -221,19 +210,18 @@ def christoffel_symbols(model, q, method="tree"):
       otherwise), cost O(n^3). An independent second method.
 
     For ``mimic="reduce"`` models the symbols transform as a tensor:
-    ``Gamma_r[i,j,k] = sum J[a,i] J[b,j] J[c,k] Gamma[a,b,c]``.
+    ``Gamma_r[i,j,k] = sum J[a,i] J[b,j] J[c,k] Gamma[a,b,c]``. ``out``: an
+    array of the result's shape to write into.
     """
     if method not in METHODS:
         raise DynamicsError(
             f"christoffel_symbols: method must be one of {METHODS}, got {method!r}")
     if method == "safeea":
         _check_serial_revolute(model)
-        kernel, work_size = _christoffel_safeea, _safeea_work_size
-    else:
-        kernel, work_size = _christoffel_tree, _tree_work_size
     q = joint_array(model, q, "q")
     qa = to_all_joints(model, q, offset=True)
-    nb = model.nb
-    out = np.empty((qa.shape[0], nb, nb, nb))
-    run_kernel(kernel, model, (qa,), out, work_size)
-    return tensor_result(model, out, q.ndim == 1)
+    result = kernel_out(model, out, qa.shape + (model.nb,) * 2)
+    failed = run(_christoffel, model, (qa,), (result,), settings=(method == "safeea",))
+    if failed >= 0:
+        raise_failure(model, failed, (("q", q),), "Gamma(q)")
+    return into(out, tensor_result(model, result))

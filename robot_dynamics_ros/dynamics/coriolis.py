@@ -2,10 +2,14 @@
 import numpy as np
 from numba import njit
 
-from .batch import run_kernel
-from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
-from .spatial import add_into, cross_force, cross_motion, dot6, mat6_vec
-from .state import joint_array, matrix_result, to_all_joints
+from .calls import run, single
+from .finite import all_finite
+from .kinematics import composite_inertias, forward_kinematics
+from .samples import sample, sample_count
+from .spatial import (add_into, cross_force, cross_motion, dot6, inertia_matrix,
+                      inertia_times, mat6_vec)
+from .state import (into, is_out, is_sample, joint_array, kernel_out, matrix_result,
+                    raise_failure, to_all_joints)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -49,78 +53,84 @@ def body_factorization(I, v, h, B):
 def mat6t_vec(A, x, out):
     """out = A^T x for a 6x6 matrix A."""
     for c in range(6):
-        acc = 0.0
-        for r in range(6):
+        acc = A[0, c] * x[0]  # not 0.0: a float64 literal would lift float32 sums
+        for r in range(1, 6):
             acc += A[r, c] * x[r]
         out[c] = acc
 
 
-def _work_size(nb):
-    return nb * (KINEMATICS_SIZE + 6 + 6 + 36) + 24
+@njit(cache=True, nogil=True)
+def coriolis(model, data, qd, C):
+    """C from ``data.S``, ``data.I`` and the composites ``data.Ic``.
+
+    Algorithm 1 of Echeandia and Wensing (2021), world frame. Forward pass:
+    body velocity ``v_i = v_p + S_i qd_i``, the rate of the joint axis
+    ``Sdot_i = v_i x S_i`` (S_i is fixed in body i) and the body-level
+    factorization ``B_i = B(I_i, v_i)`` (their eq. (10)). Backward pass,
+    children first: with the composites ``Ic_j`` and ``Bc_j`` of body j and
+    its descendants, ``f1 = Ic_j Sdot_j + Bc_j S_j``, ``f2 = Ic_j S_j``,
+    ``f3 = Bc_j^T S_j``, then for every ancestor i of j (and i = j)
+    ``C[i, j] = S_i . f1`` and ``C[j, i] = Sdot_i . f2 + S_i . f3`` (their
+    eqs. (18)-(21)). In world coordinates the forces need no transform on the
+    way down to the root, so the inner loop is three dot products. Cost:
+    O(n d) for a tree of depth d (O(n^2) for a chain).
+    """
+    parent, S, Ic = model.parent, data.S, data.Ic
+    v, Sd, Bc, I6 = data.v, data.Sd, data.Bc, data.I6
+    f1, f2, f3, t = data.f1, data.f2, data.f3, data.t
+    nb = parent.shape[0]
+    for i in range(nb):
+        p = parent[i]
+        if p >= 0:
+            for k in range(6):
+                v[i, k] = v[p, k] + S[i, k] * qd[i]
+        else:
+            for k in range(6):
+                v[i, k] = S[i, k] * qd[i]
+        cross_motion(v[i], S[i], Sd[i])
+        inertia_matrix(data.I[i], I6)
+        body_factorization(I6, v[i], t, Bc[i])
+    for j in range(nb - 1, -1, -1):
+        inertia_times(Ic[j], Sd[j], f1)
+        mat6_vec(Bc[j], S[j], t)
+        for k in range(6):
+            f1[k] += t[k]
+        inertia_times(Ic[j], S[j], f2)
+        mat6t_vec(Bc[j], S[j], f3)
+        C[j, j] = dot6(S[j], f1)
+        i = parent[j]
+        while i >= 0:
+            C[i, j] = dot6(S[i], f1)
+            C[j, i] = dot6(Sd[i], f2) + dot6(S[i], f3)
+            i = parent[i]
+        # entries of unrelated joints
+        k = j - 1
+        ancestor = parent[j]
+        while k >= 0:
+            if k == ancestor:
+                ancestor = parent[k]
+            else:
+                C[j, k] = C[k, j] = f1[0] - f1[0]
+            k -= 1
+        if parent[j] >= 0:
+            add_into(Bc, parent[j], j)
 
 
 @njit(cache=True, nogil=True)
-def _coriolis_matrix(parent, joint_type, joint_placement, joint_axis, inertia,
-                     gravity, Q, QD, work, out):
-    """Algorithm 1 of Echeandia and Wensing (2021), world frame, per sample.
-
-    Forward pass: body velocity ``v_i = v_p + S_i qd_i``, the rate of the
-    joint axis ``Sdot_i = v_i x S_i`` (S_i is fixed in body i) and the
-    body-level factorization ``B_i = B(I_i, v_i)`` (their eq. (10)).
-    Backward pass, children first: with the composites ``Ic_j`` and ``Bc_j``
-    of body j and its descendants, ``f1 = Ic_j Sdot_j + Bc_j S_j``,
-    ``f2 = Ic_j S_j``, ``f3 = Bc_j^T S_j``, then for every ancestor i of j
-    (and i = j) ``C[i, j] = S_i . f1`` and ``C[j, i] = Sdot_i . f2 +
-    S_i . f3`` (their eqs. (18)-(21)). In world coordinates the forces need
-    no transform on the way down to the root, so the inner loop is three
-    dot products. Cost: O(n d) for a tree of depth d (O(n^2) for a chain).
-    """
-    nb = parent.shape[0]
-    rot, pos, S, I = kinematics_views(work, nb)
-    base = nb * KINEMATICS_SIZE
-    v = work[base:base + 6 * nb].reshape((nb, 6))
-    Sd = work[base + 6 * nb:base + 12 * nb].reshape((nb, 6))
-    Bc = work[base + 12 * nb:base + 48 * nb].reshape((nb, 6, 6))
-    tmp = base + 48 * nb
-    f1 = work[tmp:tmp + 6]
-    f2 = work[tmp + 6:tmp + 12]
-    f3 = work[tmp + 12:tmp + 18]
-    t = work[tmp + 18:tmp + 24]
-    # the body inertias are not needed once they are summed into composites,
-    # so the composites accumulate in place
-    Ic = I
-    for s in range(Q.shape[0]):
-        world_kinematics(parent, joint_type, joint_placement, joint_axis,
-                         inertia, Q[s], rot, pos, S, I)
-        qd = QD[s]
-        for i in range(nb):
-            p = parent[i]
-            for k in range(6):
-                v[i, k] = (v[p, k] if p >= 0 else 0.0) + S[i, k] * qd[i]
-            cross_motion(v[i], S[i], Sd[i])
-            body_factorization(I[i], v[i], t, Bc[i])
-        C = out[s]
-        C[:, :] = 0.0
-        for j in range(nb - 1, -1, -1):
-            mat6_vec(Ic[j], Sd[j], f1)
-            mat6_vec(Bc[j], S[j], t)
-            for k in range(6):
-                f1[k] += t[k]
-            mat6_vec(Ic[j], S[j], f2)
-            mat6t_vec(Bc[j], S[j], f3)
-            C[j, j] = dot6(S[j], f1)
-            i = parent[j]
-            while i >= 0:
-                C[i, j] = dot6(S[i], f1)
-                C[j, i] = dot6(Sd[i], f2) + dot6(S[i], f3)
-                i = parent[i]
-            p = parent[j]
-            if p >= 0:
-                add_into(Ic, p, j)
-                add_into(Bc, p, j)
+def _coriolis_matrix(model, data, Q, QD, out):
+    for s in range(sample_count(Q)):
+        q, qd, C = sample(Q, s, Q), sample(QD, s, Q), sample(out, s, Q)
+        if not (all_finite(q) and all_finite(qd)):
+            return s
+        forward_kinematics(model, data, q)
+        composite_inertias(model, data)
+        coriolis(model, data, qd, C)
+        if not all_finite(C):
+            return s
+    return -1
 
 
-def coriolis_matrix(model, q, qd):
+def coriolis_matrix(model, q, qd, *, out=None):
     """Christoffel-consistent Coriolis matrix C(q, qd), (n, n) or (N, n, n).
 
     ``C[i, j] = sum_k Gamma[i, j, k] qd[k]`` (MATH.md), so ``Mdot - 2 C`` is
@@ -132,11 +142,18 @@ def coriolis_matrix(model, q, qd):
     makes the result the Christoffel-consistent one (their Prop. 2). Cost:
     O(n d), d the depth of the tree (O(n^2) for a serial chain). For
     ``mimic="reduce"`` models, ``C_r = J^T C(J qd) J`` (their Theorem 1).
+    ``out``: an array of the result's shape to write into.
     """
+    if is_sample(model, q, qd) and is_out(out, q.shape * 2):
+        result = np.empty(q.shape * 2) if out is None else out
+        if single(_coriolis_matrix, model, (q, qd, result)) < 0:
+            return result
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
-    out = np.empty((qa.shape[0], model.nb, model.nb))
-    run_kernel(_coriolis_matrix, model, (qa, qda), out, _work_size)
-    return matrix_result(model, out, q.ndim == 1)
+    result = kernel_out(model, out, qa.shape + (model.nb,))
+    failed = run(_coriolis_matrix, model, (qa, qda), (result,))
+    if failed >= 0:
+        raise_failure(model, failed, (("q", q), ("qd", qd)), "C(q, qd)")
+    return into(out, matrix_result(model, result))

@@ -11,6 +11,8 @@ stable and the bracket is exact: the results are good to about 1e-15 ||A||.
 import numpy as np
 from numba import njit
 
+from .finite import all_finite
+
 _EPS = 2.220446049250313e-16
 
 
@@ -159,7 +161,7 @@ def largest_singular_value(A, gram, work):
     """||A||_2 = sqrt(largest eigenvalue of A^T A); gram and work (n, n).
 
     Through the Gram matrix, so norms below ~1e-154 underflow to 0 (no
-    robot's Coriolis terms are that small).
+    robot's Coriolis terms are that small) and above ~1e154 give NaN.
     """
     n = A.shape[0]
     if n == 0:
@@ -171,5 +173,7 @@ def largest_singular_value(A, gram, work):
                 acc += A[k, r] * A[k, c]
             gram[r, c] = acc
             gram[c, r] = acc
+    if not all_finite(gram):
+        return np.nan  # A too large to square: an overflow, not a norm
     lo, hi = _tridiagonal_interval(gram, work)
     return np.sqrt(max(0.0, _end_eigenvalue(work, max(lo, 0.0), hi, n - 1)))

@@ -13,21 +13,23 @@
   (Mech. Mach. Theory 37, 2002), Sec. 5.1, compare against. Cost O(n^3).
 
 Both compute in float64, or entirely in float32 when every input is float32:
-the kernels are then compiled for float32 model copies and float32 work
-arrays, so each stored intermediate is rounded to float32 (the reference
+the kernels are then compiled for the float32 ``ModelRecord`` and ``Data``
+of the model, so each stored intermediate is rounded to float32 (the reference
 experiments of both papers compare single with double precision).
 """
-import threading
-
 import numpy as np
 from numba import njit
 
-from . import crba, rnea
-from .batch import run_kernel
+from .calls import run, single
+from .crba import _mass_matrix
 from .errors import DynamicsError
-from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
-from .spatial import cross_force, cross_motion, dot6, mat6_vec
-from .state import joint_array, matrix_result, to_all_joints, vector_result
+from .finite import all_finite
+from .kinematics import composite_inertias, forward_kinematics
+from .rnea import _inverse_dynamics
+from .samples import sample, sample_count
+from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
+from .state import (is_sample, joint_array, matrix_result, raise_bad_input, raise_failure, to_all_joints,
+                    vector_result)
 
 METHODS = ("recursive", "cholesky")
 
@@ -37,16 +39,25 @@ METHODS = ("recursive", "cholesky")
 _SINGULAR_ULPS = 32
 
 
-def forward_dynamics(model, q, qd, tau, method="recursive"):
+def forward_dynamics(model, q, qd, tau, method=None):
     """Joint accelerations qdd for torques tau: (n,), or (N, n) for a batch.
 
     ``method``: ``"recursive"`` (O(n), never forms or inverts M) or
-    ``"cholesky"`` (M and a Cholesky solve, O(n^3)). All of q, qd, tau float32
-    arrays: computed in float32 and returned as float32; otherwise float64.
+    ``"cholesky"`` (M and a Cholesky solve, O(n^3)); by default the
+    recursive one, and the Cholesky one for ``mimic="reduce"`` models (the
+    tree recursion cannot impose a mimic joint's coupling; the reduced
+    ``J^T M J`` can). All of q, qd, tau float32 arrays: computed in float32
+    and returned as float32; otherwise float64.
     Raises ``StateError`` for wrong shapes or non-finite inputs and
     ``DynamicsError`` naming the joint where M is singular (a chain without
     mass or inertia) or where a result is not finite.
     """
+    if method is None:
+        method = "cholesky" if model.reduced else "recursive"
+    if method == "recursive" and is_sample(model, q, qd, tau):
+        status, qdd = np.empty(1, dtype=np.int64), np.empty(q.shape)
+        if single(_articulated_body, model, (q, qd, tau, status, qdd)) < 0:
+            return qdd
     if method not in METHODS:
         raise DynamicsError(f"forward dynamics method must be one of {METHODS}, "
                             f"got {method!r}")
@@ -54,6 +65,7 @@ def forward_dynamics(model, q, qd, tau, method="recursive"):
     q = joint_array(model, q, "q", dtype=dtype)
     qd = joint_array(model, qd, "qd", like=q, dtype=dtype)
     tau = joint_array(model, tau, "tau", like=q, dtype=dtype)
+    inputs = (("q", q), ("qd", qd), ("tau", tau))
     if method == "recursive":
         if model.reduced:
             # qdd_full = J qdd is a constraint the tree recursion cannot
@@ -61,20 +73,19 @@ def forward_dynamics(model, q, qd, tau, method="recursive"):
             raise DynamicsError(
                 f"model '{model.name}' has mimic joints reduced out of q: use "
                 "method='cholesky' for its forward dynamics")
-        samples = q.reshape(-1, model.nv)
-        status = np.empty(len(samples), dtype=np.int64)
-        out = np.empty(samples.shape, dtype=dtype)
-        run_kernel(_articulated_body, _kernel_model(model, dtype),
-                   (samples, qd.reshape(samples.shape), tau.reshape(samples.shape),
-                    status), out, _work_size)
+        status = np.empty(len(q) if q.ndim == 2 else 1, dtype=np.int64)
+        out = np.empty(q.shape, dtype=dtype)
+        failed = run(_articulated_body, model, (q, qd, tau), (status, out))
         names = model.body_joint_names
     else:
-        out, status = _mass_matrix_solve(model, q, qd, tau, dtype)
+        out, status, failed = _mass_matrix_solve(model, inputs, dtype)
         names = model.joint_names
-    failed = _first_failure(status)
     if failed >= 0:
+        if status[failed] < 0:
+            raise_failure(model, failed, inputs, "forward dynamics")
+        raise_bad_input(model, failed, inputs)  # the Cholesky route checks tau last
         _raise_failure(model, failed, int(status[failed]), names, q.ndim == 2)
-    return out[0] if q.ndim == 1 else out
+    return out
 
 
 def _all_float32(*arrays):
@@ -85,34 +96,32 @@ def _all_float32(*arrays):
     return True
 
 
-def _mass_matrix_solve(model, q, qd, tau, dtype):
+def _mass_matrix_solve(model, inputs, dtype):
     """qdd from M(q) (CRBA), the bias C qd + g (RNEA) and a Cholesky solve.
 
     Mimic-reduced models get ``J^T M J`` and ``J^T (C qd + g)`` (MATH.md).
+    Returns (qdd, status per sample, the first failed sample or -1).
     """
-    kernel_model = _kernel_model(model, dtype)
+    (_, q), (_, qd), (_, tau) = inputs
     # the mimic map is float64: its products come back in the kernel dtype
     qa = np.ascontiguousarray(to_all_joints(model, q, True), dtype=dtype)
     qda = np.ascontiguousarray(to_all_joints(model, qd, False), dtype=dtype)
-    mass = np.empty((len(qa), model.nb, model.nb), dtype=dtype)
-    run_kernel(crba._mass_matrix, kernel_model, (qa,), mass, crba._work_size)
+    mass = np.empty(qa.shape + (model.nb,), dtype=dtype)
     bias = np.empty(qa.shape, dtype=dtype)
-    run_kernel(rnea._inverse_dynamics, kernel_model,
-               (qa, qda, np.zeros_like(qda)), bias, rnea._work_size)
-    mass = matrix_result(model, mass, False).astype(dtype, copy=False)
-    bias = vector_result(model, bias, False).astype(dtype, copy=False)
-    out = np.empty_like(bias)
-    status = np.empty(len(out), dtype=np.int64)
-    _cholesky_solve(mass, tau.reshape(bias.shape) - bias, status, out)
-    return out, status
-
-
-@njit(cache=True)
-def _first_failure(status):
-    for s in range(status.shape[0]):
-        if status[s] >= 0:
-            return s
-    return -1
+    status = np.full(len(q) if q.ndim == 2 else 1, -1, dtype=np.int64)
+    failed = run(_mass_matrix, model, (qa,), (mass,))
+    if failed < 0:
+        failed = run(_inverse_dynamics, model, (qa, qda, np.zeros_like(qda)), (bias,))
+    if failed >= 0:
+        return None, status, failed
+    n = model.nv
+    mass = matrix_result(model, mass).astype(dtype, copy=False).reshape(-1, n, n)
+    bias = vector_result(model, bias).astype(dtype, copy=False)
+    out = np.empty(q.shape, dtype=dtype)
+    _cholesky_solve(np.ascontiguousarray(mass), (tau - bias).reshape(-1, n), status,
+                    out.reshape(-1, n))
+    failed = np.flatnonzero(status >= 0)
+    return out, status, int(failed[0]) if failed.size else -1
 
 
 def _raise_failure(model, sample, code, names, batch):
@@ -129,51 +138,12 @@ def _raise_failure(model, sample, code, names, batch):
         f"acceleration of joint '{names[code - len(names)]}' is not finite")
 
 
-# -- float32 copies of the model ---------------------------------------------
-
-
-class _Float32Model:
-    """What ``run_kernel`` needs of a model, with float32 arrays."""
-
-    def __init__(self, model):
-        self.nb = model.nb
-        self.arrays = tuple(
-            np.array(a, dtype=np.float32) if a.dtype.kind == "f" else np.array(a)
-            for a in model.arrays)
-        self._local = threading.local()
-
-    def workspace(self, key, size_fn):
-        """Per-thread float32 work array for ``key`` (as ``Model.workspace``)."""
-        cache = self._local.__dict__
-        work = cache.get(key)
-        if work is None:
-            work = cache[key] = np.zeros(size_fn(self.nb), dtype=np.float32)
-        return work
-
-
-def _kernel_model(model, dtype):
-    if dtype == np.float64:
-        return model
-    # model.cache dies with the model (a payload swap makes a new one); two
-    # threads racing here build equal copies, and either may win
-    copy = model.cache.get(_Float32Model)
-    if copy is None:
-        copy = model.cache.setdefault(_Float32Model, _Float32Model(model))
-    return copy
-
-
 # -- the articulated-body recursion --------------------------------------------
 
 
-def _work_size(nb):
-    # kinematics, then per body v, c, pA, U, a (6 each), IA, Ic (36), D, u
-    return nb * (KINEMATICS_SIZE + 104) + 12
-
-
 @njit(cache=True, nogil=True)
-def _articulated_body(parent, joint_type, joint_placement, joint_axis, inertia,
-                      gravity, Q, QD, TAU, status, work, out):
-    """Recursive forward dynamics in world coordinates, per sample.
+def articulated_body(model, data, qd, tau, qdd):
+    """Recursive forward dynamics in world coordinates; returns a status.
 
     Mohan and Saha (2007) factor M = U D U^T analytically (eqs. 30-37): the
     articulated inertia of body i and everything beyond it is
@@ -190,93 +160,88 @@ def _articulated_body(parent, joint_type, joint_placement, joint_axis, inertia,
     3. outward, the base accelerating at -g: ``a'_i = a_p + c_i``,
        ``qdd_i = (u_i - U_i . a'_i) / D_i``, ``a_i = a'_i + S_i qdd_i``.
 
-    ``status[s]``: -1, or i when D_i is zero to working precision (at most
-    a few rounding units of M_ii = S_i^T Ic_i S_i, Ic_i the composite
-    inertia: D_i <= M_ii since the articulated body is the composite one
-    with joints free), or nb + i when qdd_i is not finite. Cost: O(n).
+    Needs ``forward_kinematics`` and ``composite_inertias``. Returns -1, or
+    i when D_i is zero to working precision (at most a few rounding units of
+    M_ii = S_i^T Ic_i S_i, Ic_i the composite inertia: D_i <= M_ii since the
+    articulated body is the composite one with joints free), or nb + i when
+    qdd_i is not finite. Cost: O(n).
     """
+    parent, gravity = model.parent, model.gravity
+    S, I, Ic = data.S, data.I, data.Ic
+    v, c, pA, U, a, IA, D, u = data.v, data.c, data.pA, data.U, data.a, data.IA, data.D, data.u
+    tmp, Ud = data.t, data.h
     nb = parent.shape[0]
-    eps = np.finfo(work.dtype).eps
-    rot, pos, S, I = kinematics_views(work, nb)
-    base = nb * KINEMATICS_SIZE
-    v = work[base:base + 6 * nb].reshape((nb, 6))
-    c = work[base + 6 * nb:base + 12 * nb].reshape((nb, 6))
-    pA = work[base + 12 * nb:base + 18 * nb].reshape((nb, 6))
-    U = work[base + 18 * nb:base + 24 * nb].reshape((nb, 6))
-    a = work[base + 24 * nb:base + 30 * nb].reshape((nb, 6))
-    IA = work[base + 30 * nb:base + 66 * nb].reshape((nb, 6, 6))
-    Ic = work[base + 66 * nb:base + 102 * nb].reshape((nb, 6, 6))
-    D = work[base + 102 * nb:base + 103 * nb]
-    u = work[base + 103 * nb:base + 104 * nb]
-    tmp = work[base + 104 * nb:base + 104 * nb + 6]
-    Ud = work[base + 104 * nb + 6:base + 104 * nb + 12]
-    for s in range(Q.shape[0]):
-        world_kinematics(parent, joint_type, joint_placement, joint_axis,
-                         inertia, Q[s], rot, pos, S, I)
-        qd = QD[s]
-        tau = TAU[s]
-        status[s] = -1
-        # 1. velocities, velocity-product accelerations, rigid-body bias forces
-        # (separate branches rather than a 0.0 default keep float32 in float32)
-        for i in range(nb):
-            p = parent[i]
-            if p >= 0:
-                for k in range(6):
-                    v[i, k] = v[p, k] + S[i, k] * qd[i]
-            else:
-                for k in range(6):
-                    v[i, k] = S[i, k] * qd[i]
-            cross_motion(v[i], S[i], c[i])
+    eps = np.finfo(D.dtype).eps
+    # 1. velocities, velocity-product accelerations, rigid-body bias forces
+    # (separate branches rather than a 0.0 default keep float32 in float32)
+    for i in range(nb):
+        p = parent[i]
+        if p >= 0:
             for k in range(6):
-                c[i, k] *= qd[i]
-            mat6_vec(I[i], v[i], tmp)
-            cross_force(v[i], tmp, pA[i])
-            for r in range(6):
-                for k in range(6):
-                    IA[i, r, k] = I[i, r, k]
-                    Ic[i, r, k] = I[i, r, k]
-        # 2. articulated inertias and bias forces, children first
-        for i in range(nb - 1, -1, -1):
-            mat6_vec(IA[i], S[i], U[i])
-            D[i] = dot6(S[i], U[i])
-            mat6_vec(Ic[i], S[i], tmp)
-            if not D[i] > _SINGULAR_ULPS * eps * dot6(S[i], tmp):  # also NaN
-                status[s] = i
-                break
-            u[i] = tau[i] - dot6(S[i], pA[i])
-            p = parent[i]
-            if p < 0:
-                continue
-            # Ia = IA - U U^T / D and pa = pA + Ia c + U u / D, with Ia c
-            # taken as IA c - U (U/D . c) so that Ia is never stored
+                v[i, k] = v[p, k] + S[i, k] * qd[i]
+        else:
             for k in range(6):
-                Ud[k] = U[i, k] / D[i]
-            mat6_vec(IA[i], c[i], tmp)
-            w = u[i] / D[i] - dot6(Ud, c[i])
-            for r in range(6):
-                pA[p, r] += pA[i, r] + tmp[r] + U[i, r] * w
-                for k in range(6):
-                    IA[p, r, k] += IA[i, r, k] - U[i, r] * Ud[k]
-                    Ic[p, r, k] += Ic[i, r, k]
-        if status[s] >= 0:
+                v[i, k] = S[i, k] * qd[i]
+        cross_motion(v[i], S[i], c[i])
+        for k in range(6):
+            c[i, k] *= qd[i]
+        inertia_times(I[i], v[i], tmp)
+        cross_force(v[i], tmp, pA[i])
+        inertia_matrix(I[i], IA[i])
+    # 2. articulated inertias and bias forces, children first
+    for i in range(nb - 1, -1, -1):
+        mat6_vec(IA[i], S[i], U[i])
+        D[i] = dot6(S[i], U[i])
+        inertia_times(Ic[i], S[i], tmp)
+        if not D[i] > _SINGULAR_ULPS * eps * dot6(S[i], tmp):  # also NaN
+            return i
+        u[i] = tau[i] - dot6(S[i], pA[i])
+        p = parent[i]
+        if p < 0:
             continue
-        # 3. accelerations, parents first
-        for i in range(nb):
-            p = parent[i]
-            if p >= 0:
-                for k in range(6):
-                    a[i, k] = a[p, k] + c[i, k]
-            else:
-                for k in range(3):
-                    a[i, k] = c[i, k]
-                    a[i, k + 3] = c[i, k + 3] - gravity[k]
-            qdd = (u[i] - dot6(U[i], a[i])) / D[i]
-            if not np.isfinite(qdd):
-                status[s] = nb + i
-                break
-            out[s, i] = qdd
+        # Ia = IA - U U^T / D and pa = pA + Ia c + U u / D, with Ia c
+        # taken as IA c - U (U/D . c) so that Ia is never stored
+        for k in range(6):
+            Ud[k] = U[i, k] / D[i]
+        mat6_vec(IA[i], c[i], tmp)
+        w = u[i] / D[i] - dot6(Ud, c[i])
+        for r in range(6):
+            pA[p, r] += pA[i, r] + tmp[r] + U[i, r] * w
             for k in range(6):
-                a[i, k] += S[i, k] * qdd
+                IA[p, r, k] += IA[i, r, k] - U[i, r] * Ud[k]
+    # 3. accelerations, parents first
+    for i in range(nb):
+        p = parent[i]
+        if p >= 0:
+            for k in range(6):
+                a[i, k] = a[p, k] + c[i, k]
+        else:
+            for k in range(3):
+                a[i, k] = c[i, k]
+                a[i, k + 3] = c[i, k + 3] - gravity[k]
+        qdd[i] = (u[i] - dot6(U[i], a[i])) / D[i]
+        if not np.isfinite(qdd[i]):
+            return nb + i
+        for k in range(6):
+            a[i, k] += S[i, k] * qdd[i]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _articulated_body(model, data, Q, QD, TAU, status, out):
+    """``articulated_body`` per sample; status[s] its result (-1 for a
+    sample whose input is not finite, which is also returned)."""
+    for s in range(sample_count(Q)):
+        q, qd, tau = sample(Q, s, Q), sample(QD, s, Q), sample(TAU, s, Q)
+        status[s] = -1
+        if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
+            return s
+        forward_kinematics(model, data, q)
+        composite_inertias(model, data)
+        status[s] = articulated_body(model, data, qd, tau, sample(out, s, Q))
+        if status[s] >= 0:
+            return s
+    return -1
 
 
 # -- mass matrix and Cholesky --------------------------------------------------

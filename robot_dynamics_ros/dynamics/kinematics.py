@@ -3,152 +3,117 @@
 For each body: its world pose, the joint's motion subspace
 ``S_i = [z_i; p_i x z_i]`` (revolute) or ``[0; z_i]`` (prismatic) and the
 body's spatial inertia, all in world coordinates with moments about the world
-origin. Every recursion in this package starts from these arrays.
+origin. Every recursion in this package starts from these arrays, which
+``forward_kinematics`` writes into the named arrays of a ``records.Data``.
 """
 import numpy as np
 from numba import njit
 
 from .model import PRISMATIC
-
-# Work array per body: rotation (9), position (3), S (6), spatial inertia (36)
-POSE = 12
-KINEMATICS_SIZE = POSE + 6 + 36
+from .spatial import add_inertia
 
 
-@njit(cache=True)
-def world_kinematics(parent, joint_type, joint_placement, joint_axis, inertia,
-                     q, rot, pos, S, I):
-    """Fill world pose ``rot, pos``, subspace ``S`` and inertia ``I`` per body.
+@njit(cache=True, nogil=True)
+def forward_kinematics(model, data, q):
+    """Fill ``data.rot, pos, S, I``: world pose, joint motion subspace and
+    world inertia (10 numbers, ``spatial.inertia_times``) of every body.
 
-    One pass over the bodies, parents before children: O(n).
+    One pass over the bodies, parents before children: O(n). The shared
+    first pass of every algorithm (``all_terms`` runs it once per sample).
+    Each body frame has its joint axis as z (``records.model_record``), so
+    turning it by q is a plane rotation of two columns (12 multiplications
+    rather than a Rodrigues matrix and a 3 x 3 product), its world axis is
+    its third column, and it is exact for any q: the rounding of a deep
+    chain stays additive.
     """
-    nb = parent.shape[0]
-    for i in range(nb):
+    parent, joint_type = model.parent, model.joint_type
+    placement_rot, placement_pos = model.placement_rotation, model.placement_translation
+    rot, pos, S = data.rot, data.pos, data.S
+    for i in range(parent.shape[0]):
         p = parent[i]
-        if p < 0:  # placed in the root frame, which is the world frame
-            for r in range(3):
-                for c in range(3):
-                    rot[i, r, c] = joint_placement[i, r, c]
-                pos[i, r] = joint_placement[i, r, 3]
+        if joint_type[i] == PRISMATIC:
+            s = q[i] - q[i]  # not 0.0 and 1.0: keeps float32 models in float32
+            c = np.cos(s)
         else:
-            for r in range(3):
+            c = np.cos(q[i])
+            s = np.sin(q[i])
+        for r in range(3):
+            if p < 0:  # placed in the root frame, which is the world frame
+                x0, x1, x2 = placement_rot[i, r, 0], placement_rot[i, r, 1], placement_rot[i, r, 2]
+                pos[i, r] = placement_pos[i, r]
+            else:
                 a0, a1, a2 = rot[p, r, 0], rot[p, r, 1], rot[p, r, 2]
-                for c in range(4):
-                    value = (a0 * joint_placement[i, 0, c] + a1 * joint_placement[i, 1, c]
-                             + a2 * joint_placement[i, 2, c])
-                    if c < 3:
-                        rot[i, r, c] = value
-                    else:
-                        pos[i, r] = pos[p, r] + value
-        # axis in world, then the joint's own motion
-        z0 = rot[i, 0, 0] * joint_axis[i, 0] + rot[i, 0, 1] * joint_axis[i, 1] + rot[i, 0, 2] * joint_axis[i, 2]
-        z1 = rot[i, 1, 0] * joint_axis[i, 0] + rot[i, 1, 1] * joint_axis[i, 1] + rot[i, 1, 2] * joint_axis[i, 2]
-        z2 = rot[i, 2, 0] * joint_axis[i, 0] + rot[i, 2, 1] * joint_axis[i, 1] + rot[i, 2, 2] * joint_axis[i, 2]
+                x0 = a0 * placement_rot[i, 0, 0] + a1 * placement_rot[i, 1, 0] + a2 * placement_rot[i, 2, 0]
+                x1 = a0 * placement_rot[i, 0, 1] + a1 * placement_rot[i, 1, 1] + a2 * placement_rot[i, 2, 1]
+                x2 = a0 * placement_rot[i, 0, 2] + a1 * placement_rot[i, 1, 2] + a2 * placement_rot[i, 2, 2]
+                pos[i, r] = pos[p, r] + (a0 * placement_pos[i, 0] + a1 * placement_pos[i, 1]
+                                         + a2 * placement_pos[i, 2])
+            rot[i, r, 0] = x0 * c + x1 * s
+            rot[i, r, 1] = x1 * c - x0 * s
+            rot[i, r, 2] = x2
+        z0, z1, z2 = rot[i, 0, 2], rot[i, 1, 2], rot[i, 2, 2]
         if joint_type[i] == PRISMATIC:
             pos[i, 0] += z0 * q[i]
             pos[i, 1] += z1 * q[i]
             pos[i, 2] += z2 * q[i]
-            S[i, 0] = 0.0
-            S[i, 1] = 0.0
-            S[i, 2] = 0.0
+            S[i, 0] = s
+            S[i, 1] = s
+            S[i, 2] = s
             S[i, 3] = z0
             S[i, 4] = z1
             S[i, 5] = z2
         else:
-            _turn_about_local_axis(rot, i, joint_axis[i], q[i])
             S[i, 0] = z0
             S[i, 1] = z1
             S[i, 2] = z2
             S[i, 3] = pos[i, 1] * z2 - pos[i, 2] * z1
             S[i, 4] = pos[i, 2] * z0 - pos[i, 0] * z2
             S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
-        _world_inertia(inertia[i], rot[i], pos[i], I[i])
+        _world_inertia(model.inertia[i], rot[i], pos[i], data.I[i])
 
 
-@njit(cache=True)
-def _turn_about_local_axis(rot, i, axis, angle):
-    """rot[i] <- rot[i] @ Rodrigues(axis, angle), axis in the joint frame.
-
-    Turning about the exact unit axis of the joint frame, not about the world
-    axis computed from rot[i], keeps the rounding of deep chains additive:
-    a world axis carries the parent's rounding into the Rodrigues matrix and
-    the error doubles at every joint.
-    """
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    x, y, z = axis[0], axis[1], axis[2]
-    r00 = c + t * x * x
-    r01 = t * x * y - s * z
-    r02 = t * x * z + s * y
-    r10 = t * x * y + s * z
-    r11 = c + t * y * y
-    r12 = t * y * z - s * x
-    r20 = t * x * z - s * y
-    r21 = t * y * z + s * x
-    r22 = c + t * z * z
-    for row in range(3):
-        a = rot[i, row, 0]
-        b = rot[i, row, 1]
-        d = rot[i, row, 2]
-        rot[i, row, 0] = a * r00 + b * r10 + d * r20
-        rot[i, row, 1] = a * r01 + b * r11 + d * r21
-        rot[i, row, 2] = a * r02 + b * r12 + d * r22
+@njit(cache=True, nogil=True)
+def composite_inertias(model, data):
+    """``data.Ic[i]``: inertia of body i and all its descendants, children
+    first: O(n). Needs ``forward_kinematics``."""
+    parent, I, Ic = model.parent, data.I, data.Ic
+    nb = parent.shape[0]
+    for i in range(nb):
+        for k in range(10):
+            Ic[i, k] = I[i, k]
+    for i in range(nb - 1, -1, -1):
+        if parent[i] >= 0:
+            add_inertia(Ic, parent[i], i)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _world_inertia(params, rot, pos, out):
-    """Spatial inertia about the world origin of a body (MATH.md formula)."""
+    """The 10 numbers of a body's inertia about the world origin, from its
+    own (``Model.inertia``): mass, ``h = m c`` with c the CoM in world, and
+    ``R I_c R^T + m (|c|^2 1 - c c^T)`` (the parallel-axis theorem)."""
     m = params[0]
-    # CoM in world
     cx = pos[0] + rot[0, 0] * params[1] + rot[0, 1] * params[2] + rot[0, 2] * params[3]
     cy = pos[1] + rot[1, 0] * params[1] + rot[1, 1] * params[2] + rot[1, 2] * params[3]
     cz = pos[2] + rot[2, 0] * params[1] + rot[2, 1] * params[2] + rot[2, 2] * params[3]
     ixx, ixy, ixz, iyy, iyz, izz = params[4], params[5], params[6], params[7], params[8], params[9]
-    # R I_c R^T, then the parallel-axis term -m skew(c)^2
-    for r in range(3):
-        b0 = rot[r, 0] * ixx + rot[r, 1] * ixy + rot[r, 2] * ixz
-        b1 = rot[r, 0] * ixy + rot[r, 1] * iyy + rot[r, 2] * iyz
-        b2 = rot[r, 0] * ixz + rot[r, 1] * iyz + rot[r, 2] * izz
-        for col in range(r, 3):
-            value = b0 * rot[col, 0] + b1 * rot[col, 1] + b2 * rot[col, 2]
-            out[r, col] = value
-            out[col, r] = value
-    out[0, 0] += m * (cy * cy + cz * cz)
-    out[1, 1] += m * (cx * cx + cz * cz)
-    out[2, 2] += m * (cx * cx + cy * cy)
-    out[0, 1] -= m * cx * cy
-    out[1, 0] -= m * cx * cy
-    out[0, 2] -= m * cx * cz
-    out[2, 0] -= m * cx * cz
-    out[1, 2] -= m * cy * cz
-    out[2, 1] -= m * cy * cz
-    # m skew(c) in the upper right, its transpose lower left, m 1 lower right
-    for r in range(3):
-        for col in range(3):
-            out[r, 3 + col] = 0.0
-            out[3 + r, col] = 0.0
-            out[3 + r, 3 + col] = m if r == col else 0.0
-    out[0, 4] = -m * cz
-    out[0, 5] = m * cy
-    out[1, 3] = m * cz
-    out[1, 5] = -m * cx
-    out[2, 3] = -m * cy
-    out[2, 4] = m * cx
-    for r in range(3):
-        for col in range(3):
-            out[3 + col, r] = out[r, 3 + col]
-
-
-@njit(cache=True)
-def kinematics_views(work, nb):
-    """Views of a flat work row as (rot, pos, S, I) for ``nb`` bodies.
-
-    The rest of the row, ``work[nb * KINEMATICS_SIZE:]``, is the algorithm's.
-    """
-    block = work[:nb * KINEMATICS_SIZE]
-    rot = block[:9 * nb].reshape((nb, 3, 3))
-    pos = block[9 * nb:12 * nb].reshape((nb, 3))
-    S = block[12 * nb:18 * nb].reshape((nb, 6))
-    I = block[18 * nb:54 * nb].reshape((nb, 6, 6))
-    return rot, pos, S, I
+    # rows of R I_c, then (R I_c) R^T for the upper triangle
+    b00 = rot[0, 0] * ixx + rot[0, 1] * ixy + rot[0, 2] * ixz
+    b01 = rot[0, 0] * ixy + rot[0, 1] * iyy + rot[0, 2] * iyz
+    b02 = rot[0, 0] * ixz + rot[0, 1] * iyz + rot[0, 2] * izz
+    b10 = rot[1, 0] * ixx + rot[1, 1] * ixy + rot[1, 2] * ixz
+    b11 = rot[1, 0] * ixy + rot[1, 1] * iyy + rot[1, 2] * iyz
+    b12 = rot[1, 0] * ixz + rot[1, 1] * iyz + rot[1, 2] * izz
+    b20 = rot[2, 0] * ixx + rot[2, 1] * ixy + rot[2, 2] * ixz
+    b21 = rot[2, 0] * ixy + rot[2, 1] * iyy + rot[2, 2] * iyz
+    b22 = rot[2, 0] * ixz + rot[2, 1] * iyz + rot[2, 2] * izz
+    mx, my, mz = m * cx, m * cy, m * cz
+    out[0] = m
+    out[1] = mx
+    out[2] = my
+    out[3] = mz
+    out[4] = b00 * rot[0, 0] + b01 * rot[0, 1] + b02 * rot[0, 2] + (my * cy + mz * cz)
+    out[5] = b00 * rot[1, 0] + b01 * rot[1, 1] + b02 * rot[1, 2] - mx * cy
+    out[6] = b00 * rot[2, 0] + b01 * rot[2, 1] + b02 * rot[2, 2] - mx * cz
+    out[7] = b10 * rot[1, 0] + b11 * rot[1, 1] + b12 * rot[1, 2] + (mx * cx + mz * cz)
+    out[8] = b10 * rot[2, 0] + b11 * rot[2, 1] + b12 * rot[2, 2] - my * cz
+    out[9] = b20 * rot[2, 0] + b21 * rot[2, 1] + b22 * rot[2, 2] + (mx * cx + my * cy)

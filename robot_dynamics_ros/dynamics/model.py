@@ -1,8 +1,9 @@
 """The immutable robot model: tree topology, joint geometry and body inertias.
 
 A plain record of arrays in the spirit of Featherstone's spatial_v2 and of
-Pinocchio's ``Model``: the algorithms are functions ``f(model, q, ...)`` that
-read these arrays and write into work arrays of their own. Bodies are numbered
+Pinocchio's ``Model``: the algorithms are functions ``f(model, q, ...)``. The
+compiled kernels see it as one ``records.ModelRecord`` and write into the
+named arrays of a ``records.Data`` (Pinocchio's Model/Data split). Bodies are numbered
 in topological order (every parent before its children); body ``i`` is moved by
 joint ``i``.
 """
@@ -15,6 +16,7 @@ import numpy as np
 
 from .errors import DynamicsError, PayloadError
 from .inertia import check_inertia, combine_inertias
+from .records import model_record, new_data
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -65,11 +67,9 @@ class Model:
     _local: threading.local = field(default_factory=threading.local, repr=False)
     # True when mimic joints were removed from q (``mimic="reduce"``)
     reduced: bool = field(init=False, default=False)
-    # what every compiled kernel takes first: (parent, joint_type,
-    # joint_placement, joint_axis, inertia, gravity)
-    arrays: tuple = field(init=False, default=(), repr=False)
-    # values computed once per model, such as float32 copies of the arrays;
-    # a new dict for every new model, so a payload swap never sees stale ones
+    sample_shape: tuple = field(init=False, default=None, repr=False)
+    # values computed once per model, such as the compiled records; a new
+    # dict for every new model, so a payload swap never sees stale ones
     cache: dict = field(init=False, default_factory=dict, repr=False)
     # values shared by all models made from one URDF by with_payload and
     # with_gravity, each stored under the payloads it holds for (the global
@@ -89,11 +89,8 @@ class Model:
         # checked on every call, so computed once
         object.__setattr__(self, "reduced", self.nb != self.nv or not np.array_equal(
             self.coordinate_map, np.eye(self.nb)))
-        # numba checks the types of read-only arrays more slowly; the kernels
-        # get private writable copies that nothing else can reach
-        object.__setattr__(self, "arrays", tuple(
-            np.array(a) for a in (self.parent, self.joint_type, self.joint_placement,
-                                  self.joint_axis, self.inertia, self.gravity)))
+        # the shape of q that the kernels take as it is (``state.is_sample``)
+        object.__setattr__(self, "sample_shape", None if self.reduced else (self.nv,))
 
     @property
     def nv(self) -> int:
@@ -105,19 +102,28 @@ class Model:
         """Number of moving bodies (joints before any mimic reduction)."""
         return len(self.parent)
 
+    def record(self, dtype):
+        """The compiled model (``records.ModelRecord``) in precision ``dtype``,
+        made on first use."""
+        key = dtype.char
+        record = self.cache.get(key)
+        if record is None:
+            # two threads racing here build equal records, and either may win
+            record = self.cache.setdefault(key, model_record(self, dtype))
+        return record
 
-    def workspace(self, key, size_fn):
-        """Per-thread work array for ``key``, allocated once: ``size_fn(nb)``.
+    def data(self, dtype):
+        """This thread's work arrays (``records.Data``) in precision ``dtype``.
 
         Models are shared between threads (the node computes while a payload
-        swap builds a new model), so each thread gets its own work arrays.
+        swap builds a new model), so each thread gets its own.
         """
-        cache = self._local.__dict__
-        try:
-            return cache[key]
-        except KeyError:
-            work = cache[key] = np.zeros(size_fn(self.nb))
-            return work
+        local = self._local.__dict__
+        key = dtype.char
+        data = local.get(key)
+        if data is None:
+            data = local[key] = new_data(self.nb, self.nv, dtype)
+        return data
 
     def with_payload(self, link, mass, com, inertia) -> "Model":
         """A new model with a rigid payload on ``link``; this one is unchanged.

@@ -2,20 +2,18 @@
 import numpy as np
 from numba import njit
 
-from .batch import run_kernel
-from .kinematics import KINEMATICS_SIZE, kinematics_views, world_kinematics
-from .spatial import cross_force, cross_motion, dot6, mat6_vec
-from .state import joint_array, to_all_joints, vector_result
-
-
-def _work_size(nb):
-    return nb * (KINEMATICS_SIZE + 18) + 12
+from .calls import run, single
+from .finite import all_finite
+from .kinematics import forward_kinematics
+from .samples import sample, sample_count
+from .spatial import cross_force, cross_motion, dot6, inertia_times
+from .state import (into, is_out, is_sample, joint_array, kernel_out, raise_failure,
+                    to_all_joints, vector_result)
 
 
 @njit(cache=True, nogil=True)
-def _inverse_dynamics(parent, joint_type, joint_placement, joint_axis, inertia,
-                      gravity, Q, QD, QDD, work, out):
-    """Recursive Newton-Euler in world coordinates, per sample.
+def rnea(model, data, qd, qdd, tau):
+    """tau from ``data.S`` and ``data.I`` (after ``forward_kinematics``).
 
     Outward pass (parents first): body velocity ``v_i = v_p + S_i qd_i`` and
     acceleration ``a_i = a_p + S_i qdd_i + (v_i x S_i) qd_i``, the base
@@ -27,71 +25,105 @@ def _inverse_dynamics(parent, joint_type, joint_placement, joint_axis, inertia,
     large numbers of joints" (Mech. Mach. Theory 37, 2002), Sec. 3, derive
     the same O(n) recursion from the Gibbs-Appell equations. Cost: O(n).
     """
+    parent, gravity = model.parent, model.gravity
+    S, I, v, a, f, t, h = data.S, data.I, data.v, data.a, data.f, data.t, data.h
     nb = parent.shape[0]
-    rot, pos, S, I = kinematics_views(work, nb)
-    base = nb * KINEMATICS_SIZE
-    v = work[base:base + 6 * nb].reshape((nb, 6))
-    a = work[base + 6 * nb:base + 12 * nb].reshape((nb, 6))
-    f = work[base + 12 * nb:base + 18 * nb].reshape((nb, 6))
-    tmp = work[base + 18 * nb:base + 18 * nb + 6]
-    tmp2 = work[base + 18 * nb + 6:base + 18 * nb + 12]
-    for s in range(Q.shape[0]):
-        world_kinematics(parent, joint_type, joint_placement, joint_axis,
-                         inertia, Q[s], rot, pos, S, I)
-        qd = QD[s]
-        qdd = QDD[s]
-        # at rest (gravity torques, M qdd + g) the velocity terms are all zero
-        moving = False
-        for i in range(nb):
-            moving = moving or qd[i] != 0.0
-        for i in range(nb):
-            p = parent[i]
+    # at rest (gravity torques, M qdd + g) the velocity terms are all zero
+    moving = False
+    for i in range(nb):
+        moving = moving or qd[i] != 0
+    for i in range(nb):
+        p = parent[i]
+        if p >= 0:
             for k in range(6):
-                if p >= 0:
-                    v[i, k] = v[p, k] + S[i, k] * qd[i]
-                    a[i, k] = a[p, k] + S[i, k] * qdd[i]
-                else:
-                    v[i, k] = S[i, k] * qd[i]
-                    a[i, k] = S[i, k] * qdd[i] - (gravity[k - 3] if k >= 3 else 0.0)
-            if moving:
-                cross_motion(v[i], S[i], tmp)
-                for k in range(6):
-                    a[i, k] += tmp[k] * qd[i]
-            mat6_vec(I[i], a[i], f[i])
-            if moving:
-                mat6_vec(I[i], v[i], tmp)
-                cross_force(v[i], tmp, tmp2)
-                for k in range(6):
-                    f[i, k] += tmp2[k]
-        for i in range(nb - 1, -1, -1):
-            out[s, i] = dot6(S[i], f[i])
-            p = parent[i]
-            if p >= 0:
-                for k in range(6):
-                    f[p, k] += f[i, k]
+                v[i, k] = v[p, k] + S[i, k] * qd[i]
+                a[i, k] = a[p, k] + S[i, k] * qdd[i]
+        else:
+            for k in range(3):
+                v[i, k] = S[i, k] * qd[i]
+                v[i, k + 3] = S[i, k + 3] * qd[i]
+                a[i, k] = S[i, k] * qdd[i]
+                a[i, k + 3] = S[i, k + 3] * qdd[i] - gravity[k]
+        if moving:
+            cross_motion(v[i], S[i], t)
+            for k in range(6):
+                a[i, k] += t[k] * qd[i]
+        inertia_times(I[i], a[i], f[i])
+        if moving:
+            inertia_times(I[i], v[i], t)
+            cross_force(v[i], t, h)
+            for k in range(6):
+                f[i, k] += h[k]
+    for i in range(nb - 1, -1, -1):
+        tau[i] = dot6(S[i], f[i])
+        p = parent[i]
+        if p >= 0:
+            for k in range(6):
+                f[p, k] += f[i, k]
 
 
-def inverse_dynamics(model, q, qd, qdd):
+@njit(cache=True, nogil=True)
+def _inverse_dynamics(model, data, Q, QD, QDD, out):
+    for s in range(sample_count(Q)):
+        q, qd, qdd = sample(Q, s, Q), sample(QD, s, Q), sample(QDD, s, Q)
+        if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
+            return s
+        forward_kinematics(model, data, q)
+        tau = sample(out, s, Q)
+        rnea(model, data, qd, qdd, tau)
+        if not all_finite(tau):
+            return s
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _gravity_torques(model, data, Q, out):
+    for s in range(sample_count(Q)):
+        q, g = sample(Q, s, Q), sample(out, s, Q)
+        if not all_finite(q):
+            return s
+        forward_kinematics(model, data, q)
+        rnea(model, data, data.rest, data.rest, g)
+        if not all_finite(g):
+            return s
+    return -1
+
+
+def inverse_dynamics(model, q, qd, qdd, *, out=None):
     """Joint torques tau = M(q) qdd + C(q, qd) qd + g(q), gravity included.
 
-    Shapes (n,) or (N, n); returns (n,) or (N, n).
+    Shapes (n,) or (N, n); returns (n,) or (N, n), into ``out`` if given.
+    Forward kinematics and ``rnea``: O(n).
     """
+    if is_sample(model, q, qd, qdd) and is_out(out, q.shape):
+        tau = np.empty(q.shape) if out is None else out
+        if single(_inverse_dynamics, model, (q, qd, qdd, tau)) < 0:
+            return tau
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
     qdd = joint_array(model, qdd, "qdd", like=q)
-    return _rnea(model, q, to_all_joints(model, qd, offset=False),
-                 to_all_joints(model, qdd, offset=False))
-
-
-def gravity_torques(model, q):
-    """Generalized gravity torques g(q): (n,) or (N, n) for q (N, n)."""
-    q = joint_array(model, q, "q")
-    zeros = np.zeros((len(q) if q.ndim == 2 else 1, model.nb))
-    return _rnea(model, q, zeros, zeros)
-
-
-def _rnea(model, q, qd_all, qdd_all):
     qa = to_all_joints(model, q, offset=True)
-    out = np.empty((qa.shape[0], model.nb))
-    run_kernel(_inverse_dynamics, model, (qa, qd_all, qdd_all), out, _work_size)
-    return vector_result(model, out, q.ndim == 1)
+    result = kernel_out(model, out, qa.shape)
+    qda, qdda = to_all_joints(model, qd, offset=False), to_all_joints(model, qdd, offset=False)
+    failed = run(_inverse_dynamics, model, (qa, qda, qdda), (result,))
+    if failed >= 0:
+        raise_failure(model, failed, (("q", q), ("qd", qd), ("qdd", qdd)), "inverse dynamics")
+    return into(out, vector_result(model, result))
+
+
+def gravity_torques(model, q, *, out=None):
+    """Generalized gravity torques g(q): (n,) or (N, n) for q (N, n).
+
+    ``rnea`` at rest: O(n).
+    """
+    if is_sample(model, q) and is_out(out, q.shape):
+        g = np.empty(q.shape) if out is None else out
+        if single(_gravity_torques, model, (q, g)) < 0:
+            return g
+    q = joint_array(model, q, "q")
+    qa = to_all_joints(model, q, offset=True)
+    result = kernel_out(model, out, qa.shape)
+    failed = run(_gravity_torques, model, (qa,), (result,))
+    if failed >= 0:
+        raise_failure(model, failed, (("q", q),), "g(q)")
+    return into(out, vector_result(model, result))

@@ -51,9 +51,60 @@ def dot6(a, b):
 
 @njit(cache=True, inline="always")
 def add_into(A, target, source):
-    """A[target] += A[source] for 6x6 blocks (composite inertias, children
-    into parents). Explicit loops: numba's ``+=`` on sub-array views is
-    several times slower."""
+    """A[target] += A[source] for 6x6 blocks (composite Coriolis factors,
+    children into parents). Explicit loops: numba's ``+=`` on sub-array
+    views is several times slower."""
     for r in range(6):
         for c in range(6):
             A[target, r, c] += A[source, r, c]
+
+
+# Spatial inertias about the world origin are kept as 10 numbers,
+# ``[m, h (3), Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`` with h = m c (c the CoM) and
+# the rotational inertia about the origin: the 6 x 6 matrix
+# ``[[I_O, skew(h)], [-skew(h), m 1]]`` has only these independent entries,
+# so composites sum 10 numbers instead of 36 and a product costs 24
+# multiplications instead of 36 (Featherstone, "Rigid Body Dynamics
+# Algorithms" (2008), Sec. 2.13; Pinocchio's InertiaTpl does the same).
+
+
+@njit(cache=True, inline="always")
+def inertia_times(J, x, out):
+    """out = I x for the inertia I of 10 numbers J and a motion vector x:
+    ``[I_O w + h x v; m v - h x w]`` for ``x = [w; v]``."""
+    m, h0, h1, h2 = J[0], J[1], J[2], J[3]
+    w0, w1, w2, v0, v1, v2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    out[0] = J[4] * w0 + J[5] * w1 + J[6] * w2 + (h1 * v2 - h2 * v1)
+    out[1] = J[5] * w0 + J[7] * w1 + J[8] * w2 + (h2 * v0 - h0 * v2)
+    out[2] = J[6] * w0 + J[8] * w1 + J[9] * w2 + (h0 * v1 - h1 * v0)
+    out[3] = m * v0 - (h1 * w2 - h2 * w1)
+    out[4] = m * v1 - (h2 * w0 - h0 * w2)
+    out[5] = m * v2 - (h0 * w1 - h1 * w0)
+
+
+@njit(cache=True, inline="always")
+def inertia_matrix(J, out):
+    """The 6 x 6 matrix of the inertia of 10 numbers J, for the recursions
+    that need its rows (Coriolis factorizations, articulated inertias)."""
+    m, h0, h1, h2 = J[0], J[1], J[2], J[3]
+    out[0, 0], out[0, 1], out[0, 2] = J[4], J[5], J[6]
+    out[1, 0], out[1, 1], out[1, 2] = J[5], J[7], J[8]
+    out[2, 0], out[2, 1], out[2, 2] = J[6], J[8], J[9]
+    zero = m - m  # not 0.0: a float64 literal would lift float32 arrays' sums
+    for r in range(3):
+        for c in range(3):
+            out[3 + r, 3 + c] = m if r == c else zero
+    # skew(h) upper right, -skew(h) = skew(h)^T lower left
+    out[0, 3], out[0, 4], out[0, 5] = zero, -h2, h1
+    out[1, 3], out[1, 4], out[1, 5] = h2, zero, -h0
+    out[2, 3], out[2, 4], out[2, 5] = -h1, h0, zero
+    for r in range(3):
+        for c in range(3):
+            out[3 + c, r] = out[r, 3 + c]
+
+
+@njit(cache=True, inline="always")
+def add_inertia(J, target, source):
+    """J[target] += J[source] (composites: children into parents)."""
+    for k in range(10):
+        J[target, k] += J[source, k]

@@ -1,84 +1,151 @@
 """Checking q, qd, qdd, tau and mapping them to and from all joints.
 
 Every public algorithm takes one sample ``(n,)`` or a batch ``(N, n)``; the
-compiled kernels always see a batch over all joints of the tree (``nb``), and
-for ``mimic="reduce"`` models the coordinate change of MATH.md is applied here.
+compiled kernels see the values of all joints of the tree (``nb``), and for
+``mimic="reduce"`` models the coordinate change of MATH.md is applied here.
+
+Shapes and types are checked in Python, finiteness in the compiled kernels:
+they check every input before a sample and every output after it, and
+return the first sample that failed, which ``raise_failure`` then explains.
+That is one pass over values that are in the cache anyway, where a separate
+check cost a third of a mass-matrix call.
 """
 import numpy as np
-from numba import njit
 
-from .errors import StateError
+from .errors import DynamicsError, StateError
 
-
-@njit(cache=True)
-def _first_nonfinite(values):
-    flat = values.ravel()
-    for i in range(flat.shape[0]):
-        if not np.isfinite(flat[i]):
-            return i
-    return -1
+_F64 = np.dtype(np.float64)
 
 
-def joint_array(model, value, name, like=None, dtype=np.float64):
-    """``value`` as a ``dtype`` array of shape (n,) or (N, n), checked.
+def is_sample(model, *arrays):
+    """True when every array is one float64, C-contiguous sample of q's shape
+    for a model without mimic reduction: what the kernels take as it is."""
+    shape = model.sample_shape
+    for x in arrays:
+        if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape
+                and x.flags.c_contiguous):
+            return False
+    return True
+
+
+def is_out(out, shape):
+    """True when ``out`` is None or a writable float64 C-contiguous array of ``shape``."""
+    return out is None or (type(out) is np.ndarray and out.dtype is _F64 and out.shape == shape
+                           and out.flags.c_contiguous and out.flags.writeable)
+
+
+def joint_array(model, value, name, like=None, dtype=_F64):
+    """``value`` as a C-contiguous ``dtype`` array (n,) or (N, n).
 
     ``like``: an already checked array whose shape ``value`` must have.
-    ``dtype``: float64, or float32 for the single-precision kernels.
-    Raises ``StateError`` naming the argument, and for a non-finite entry
-    the joint.
+    Raises ``StateError`` naming the argument. Non-finite values are found
+    by the kernels (``raise_failure``).
     """
+    n = model.nv
+    if (type(value) is np.ndarray and value.dtype == dtype and value.flags.c_contiguous
+            and (value.shape == like.shape if like is not None
+                 else value.shape == (n,) or (value.ndim == 2 and value.shape[1] == n))):
+        return value  # the hot path: nothing to convert
     try:
-        arr = np.ascontiguousarray(value, dtype=dtype)
+        raw = np.asarray(value)
+        if raw.dtype.kind == "c":
+            raise TypeError("complex values: the imaginary part would be lost")
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(f"dtype {raw.dtype}")
+        arr = np.ascontiguousarray(raw, dtype=dtype)
     except (TypeError, ValueError) as exc:
         raise StateError(f"{name} is not an array of numbers ({exc})") from None
-    n = model.nv
     shape = arr.shape
     if (len(shape) not in (1, 2) or shape[-1] != n
             or (like is not None and shape != like.shape)):
         want = f"{like.shape}" if like is not None else f"({n},) or (N, {n})"
         raise StateError(f"{name} must have shape {want} for model "
                          f"'{model.name}', got {shape}")
-    bad = _first_nonfinite(arr)
-    if bad >= 0:
-        sample, joint = divmod(bad, n)
-        where = f"[{sample}, {joint}]" if arr.ndim == 2 else f"[{joint}]"
-        raise StateError(f"{name}{where} (joint '{model.joint_names[joint]}') "
-                         f"is {arr.reshape(-1)[bad]}")
     return arr
 
 
+def check_out(out, shape, dtype=_F64):
+    """A caller's ``out=`` array, or a new one: C-contiguous, ``shape``, ``dtype``."""
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if not (type(out) is np.ndarray and out.shape == shape and out.dtype == dtype
+            and out.flags.c_contiguous and out.flags.writeable):
+        got = (f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray)
+               else type(out).__name__)
+        raise DynamicsError(f"out must be a writable C-contiguous {dtype} array "
+                            f"of shape {shape}, got {got}")
+    return out
+
+
+def kernel_out(model, out, shape, dtype=_F64):
+    """Where a kernel writes a result over all joints: the caller's ``out``
+    (checked), or a new array when there is none or the model is reduced."""
+    return check_out(None if model.reduced else out, shape, dtype)
+
+
+def into(out, value):
+    """``value`` in the caller's ``out`` when there is one."""
+    if out is None or value is out:
+        return value
+    check_out(out, value.shape, value.dtype)[...] = value
+    return out
+
+
+def raise_failure(model, sample, inputs, what):
+    """Raise for the first failed ``sample`` that a kernel reported.
+
+    ``inputs``: (name, array) of the caller's arrays in q order. A
+    non-finite input is named with its joint (``StateError``); otherwise the
+    result ``what`` overflowed (``DynamicsError``).
+    """
+    raise_bad_input(model, sample, inputs)
+    where = f" in sample {sample}" if inputs[0][1].ndim == 2 else ""
+    raise DynamicsError(
+        f"{what} of model '{model.name}' is not finite{where}: the state or the "
+        "model's numbers are too large for floating point")
+
+
+def raise_bad_input(model, sample, inputs):
+    """Raise ``StateError`` naming the first non-finite input of ``sample``."""
+    for name, arr in inputs:
+        row = arr[sample] if arr.ndim == 2 else arr
+        bad = np.flatnonzero(~np.isfinite(row))
+        if bad.size:
+            joint = int(bad[0])
+            where = f"[{sample}, {joint}]" if arr.ndim == 2 else f"[{joint}]"
+            raise StateError(f"{name}{where} (joint '{model.joint_names[joint]}') "
+                             f"is {row[joint]}")
+
+
 def to_all_joints(model, arr, offset):
-    """(N, nb) values of all joints from q-order values (n,) or (N, n)."""
-    batch = arr if arr.ndim == 2 else arr[None]
+    """Values of all joints, (nb,) or (N, nb), from q-order values."""
     if not model.reduced:
-        return batch
-    full = batch @ model.coordinate_map.T
+        return arr
+    full = arr @ model.coordinate_map.T
     if offset:
         full += model.coordinate_offset
-    return np.ascontiguousarray(full)
+    return np.ascontiguousarray(full, dtype=arr.dtype)
 
 
-def vector_result(model, out, single):
-    """Torque-like results (N, nb) back in q coordinates: J^T out."""
-    if model.reduced:
-        out = out @ model.coordinate_map
-    return out[0] if single else out
+def vector_result(model, out):
+    """Torque-like results over all joints back in q coordinates: J^T out."""
+    return out @ model.coordinate_map if model.reduced else out
 
 
-def matrix_result(model, out, single):
-    """Matrix results (N, nb, nb) back in q coordinates: J^T out J."""
+def matrix_result(model, out):
+    """Matrix results over all joints back in q coordinates: J^T out J."""
     if model.reduced:
         jmap = model.coordinate_map
-        out = np.einsum("ai,nab,bj->nij", jmap, out, jmap)
-    return out[0] if single else out
+        out = np.einsum("ai,...ab,bj->...ij", jmap, out, jmap)
+    return out
 
 
-def tensor_result(model, out, single):
-    """3-tensor results (N, nb, nb, nb) back in q coordinates:
+def tensor_result(model, out):
+    """3-tensor results back in q coordinates:
     ``out_r[i, j, k] = sum J[a, i] J[b, j] J[c, k] out[a, b, c]``."""
     if model.reduced:
         jmap = model.coordinate_map
         # optimize: one index at a time, O(nb^4) instead of O(nb^6)
-        out = np.einsum("ai,bj,ck,nabc->nijk", jmap, jmap, jmap, out,
+        out = np.einsum("ai,bj,ck,...abc->...ijk", jmap, jmap, jmap, out,
                         optimize=True)
-    return out[0] if single else out
+    return out

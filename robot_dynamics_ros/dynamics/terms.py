@@ -1,25 +1,28 @@
 """Every term the node publishes, in one compiled call per batch.
 
 The analogue of Pinocchio's ``computeAllTerms``: M(q), C(q, qd), g(q),
-Gamma(q) and the Coriolis bounds of one sample or a batch. Each term comes
-from the same kernel as its own function (so the results are bitwise those of
-``mass_matrix``, ``coriolis_matrix``, ...); what is saved is the per-call
-Python work of five calls, which for a 9-joint arm is about as long as the
-numerics themselves.
+Gamma(q) and the Coriolis bounds of one sample or a batch. The forward pass
+that every algorithm starts from (poses, motion subspaces, world and
+composite inertias) runs once per sample, then each term's own pass, the same
+compiled function as in its single function, so the results are bitwise
+those of ``mass_matrix``, ``coriolis_matrix``, ...
 """
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from .batch import run_kernel
-from .bounds import BOUNDS_FIELDS, _bounds, bound_vectors, global_coriolis_constant
-from .bounds import _work_size as _bounds_work_size
-from .christoffel import _christoffel_tree, _tree_work_size
-from .coriolis import _coriolis_matrix, _work_size as _coriolis_work_size
-from .crba import _mass_matrix, _work_size as _mass_work_size
-from .rnea import _inverse_dynamics, _work_size as _rnea_work_size
-from .state import joint_array, matrix_result, tensor_result, to_all_joints, vector_result
+from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors, global_coriolis_constant
+from .calls import run, single
+from .christoffel import christoffel_tree
+from .coriolis import coriolis
+from .crba import crba
+from .finite import all_finite
+from .kinematics import composite_inertias, forward_kinematics
+from .rnea import rnea
+from .samples import sample, sample_count
+from .state import (is_sample, joint_array, matrix_result, raise_failure, tensor_result,
+                    to_all_joints, vector_result)
 
 
 class AllTerms(NamedTuple):
@@ -37,26 +40,33 @@ class AllTerms(NamedTuple):
     gravity_torques: np.ndarray
 
 
-def _work_size(nb):
-    # the kernels run one after another, each from the start of the work row
-    return max(_mass_work_size(nb), _tree_work_size(nb), _coriolis_work_size(nb), _rnea_work_size(nb),
-               _bounds_work_size(nb))
-
-
 @njit(cache=True, nogil=True)
-def _all_terms(parent, joint_type, joint_placement, joint_axis, inertia, gravity, with_bounds,
-               Q, QD, work, mass, coriolis, christoffel, gravity_torques, bounds):
-    """CRBA, Algorithms 1 and 2 of Echeandia and Wensing (2021), RNEA at
-    rest and (``with_bounds``) the bounds but K_c, over all samples:
-    O(n d^2) per sample for depth d, and O(n^4) for the bounds."""
-    arrays = (parent, joint_type, joint_placement, joint_axis, inertia, gravity)
-    _mass_matrix(*arrays, Q, work, mass)
-    _christoffel_tree(*arrays, Q, work, christoffel)
-    _coriolis_matrix(*arrays, Q, QD, work, coriolis)
-    rest = np.zeros_like(Q)
-    _inverse_dynamics(*arrays, Q, rest, rest, work, gravity_torques)
-    if with_bounds:
-        _bounds(christoffel, mass, QD, work, bounds)
+def _all_terms(model, data, with_bounds, Q, QD, mass, coriolis_matrix, bounds, christoffel,
+               gravity_torques):
+    """Per sample: forward kinematics and composite inertias once, then
+    ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and ``rnea``
+    at rest, and (``with_bounds``) the bounds but K_c. O(n d^2) per sample for
+    depth d, and O(n^4) for the bounds."""
+    for s in range(sample_count(Q)):
+        q, qd = sample(Q, s, Q), sample(QD, s, Q)
+        if not (all_finite(q) and all_finite(qd)):
+            return s
+        M, C = sample(mass, s, Q), sample(coriolis_matrix, s, Q)
+        G, g = sample(christoffel, s, Q), sample(gravity_torques, s, Q)
+        forward_kinematics(model, data, q)
+        composite_inertias(model, data)
+        crba(model, data, M)
+        christoffel_tree(model, data, G)
+        coriolis(model, data, qd, C)
+        rnea(model, data, data.rest, data.rest, g)
+        if not (all_finite(M) and all_finite(C) and all_finite(G) and all_finite(g)):
+            return s
+        if with_bounds:
+            b = sample(bounds, s, Q)
+            bound_values(data, G, M, qd, b)
+            if not all_finite(b):
+                return s
+    return -1
 
 
 def all_terms(model, q, qd) -> AllTerms:
@@ -67,25 +77,36 @@ def all_terms(model, q, qd) -> AllTerms:
     coordinate change for ``mimic="reduce"`` models (whose bounds are those
     of the reduced terms, so they are computed after the change).
     """
+    if is_sample(model, q, qd):
+        n = q.shape[0]
+        terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
+                         np.empty((n, n, n)), np.empty(n))
+        if single(_all_terms, model, (True, q, qd, *terms)) < 0:
+            terms.coriolis_bounds[2] = global_coriolis_constant(model)
+            return terms
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
-    batch_qd = qd[None] if q.ndim == 1 else qd
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
-    samples, nb = qa.shape
-    mass, coriolis = np.empty((samples, nb, nb)), np.empty((samples, nb, nb))
-    christoffel, gravity = np.empty((samples, nb, nb, nb)), np.empty((samples, nb))
-    bounds = np.empty((samples, len(BOUNDS_FIELDS)))
-    run_kernel(_all_terms, model, (qa, qda), (mass, coriolis, christoffel, gravity, bounds), _work_size,
-               settings=(not model.reduced,))
+    lead, nb = qa.shape[:-1], model.nb
+    mass, coriolis_matrix = np.empty(lead + (nb, nb)), np.empty(lead + (nb, nb))
+    christoffel, gravity = np.empty(lead + (nb, nb, nb)), np.empty(qa.shape)
+    bounds = np.empty(lead + (len(BOUNDS_FIELDS),))
+    failed = run(_all_terms, model, (qa, qda),
+                 (mass, coriolis_matrix, bounds, christoffel, gravity), settings=(not model.reduced,))
+    inputs = (("q", q), ("qd", qd))
+    if failed >= 0:
+        raise_failure(model, failed, inputs, "M, C, Gamma, g or the Coriolis bounds")
     if model.reduced:
-        mass = matrix_result(model, mass, False)
-        christoffel = tensor_result(model, christoffel, False)
-        coriolis = matrix_result(model, coriolis, False)
-        gravity = vector_result(model, gravity, False)
-        bounds = bound_vectors(model, christoffel, mass, batch_qd)
+        mass = matrix_result(model, mass)
+        christoffel = tensor_result(model, christoffel)
+        coriolis_matrix = matrix_result(model, coriolis_matrix)
+        gravity = vector_result(model, gravity)
+        one = q.ndim == 1
+        bounds = bound_vectors(model, *(x[None] if one else x for x in (christoffel, mass, qd)),
+                               inputs)
+        if one:
+            bounds = bounds[0]
     else:
-        bounds[:, 2] = global_coriolis_constant(model)
-    if q.ndim == 1:
-        return AllTerms(mass[0], coriolis[0], bounds[0], christoffel[0], gravity[0])
-    return AllTerms(mass, coriolis, bounds, christoffel, gravity)
+        bounds[..., 2] = global_coriolis_constant(model)
+    return AllTerms(mass, coriolis_matrix, bounds, christoffel, gravity)

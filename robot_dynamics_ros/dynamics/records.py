@@ -1,0 +1,129 @@
+"""What the compiled kernels see: the model and its work arrays as two records.
+
+As in Pinocchio, the model (``ModelRecord``: tree, joint geometry, inertias,
+gravity) is separate from the data (``Data``: one named array per
+intermediate quantity, allocated once per model, thread and precision).
+Every kernel takes ``(model, data, inputs..., outputs...)`` and reads fields
+by name, so a new model field is added here and in ``model_record`` only.
+
+Both are numba structrefs: a structref crosses from Python into compiled code
+as one pointer (about 0.2 us for a call with three arguments, against about
+0.5 us for the nine loose arrays the kernels took before, measured here), and
+every field keeps its own name and shape. With ``NUMBA_DISABLE_JIT=1`` the
+kernels run as plain Python and the records are plain namespaces with the
+same fields.
+"""
+from types import SimpleNamespace
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.experimental import structref
+
+from .inertia import pack_inertia, unpack_inertia
+
+MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_translation",
+                "inertia", "gravity")
+
+# One row per body unless noted. Kinematics: world pose (rot, pos), joint
+# motion subspace S, body inertia I and composite inertia Ic, both as the
+# 10 parameters of ``spatial.inertia_times`` about the world origin.
+# Recursions: velocity v, acceleration a, force f, rate of the joint axis Sd,
+# composite Coriolis factor Bc (6 x 6); articulated bodies: velocity-product
+# acceleration c, bias force pA, U = IA S, articulated inertia IA (6 x 6),
+# pivots D and u; Christoffel symbols after Safeea et al.: world CoM com and
+# L = tr(I) 1 - 2 I. Scratch 6-vectors and 6 x 6 matrices for one body at a
+# time, zeros for the velocities of a robot at rest, and the n x n matrices
+# of the bounds (n = nv).
+DATA_SHAPES = {
+    "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
+    "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
+    "c": ("nb", 6), "pA": ("nb", 6), "U": ("nb", 6), "IA": ("nb", 6, 6),
+    "D": ("nb",), "u": ("nb",),
+    "com": ("nb", 3), "L": ("nb", 3, 3),
+    "f1": (6,), "f2": (6,), "f3": (6,), "h": (6,), "t": (6,),
+    "B": (6, 6), "I6": (6, 6),
+    "rest": ("nb",),
+    "coriolis": ("nv", "nv"), "gram": ("nv", "nv"), "eig_work": ("nv", "nv"),
+}
+
+
+@structref.register
+class ModelRecordType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(kind)) for name, kind in fields)
+
+
+@structref.register
+class DataType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(kind)) for name, kind in fields)
+
+
+class ModelRecord(structref.StructRefProxy):
+    """The compiled model: ``MODEL_FIELDS`` (see ``Model``)."""
+
+
+class Data(structref.StructRefProxy):
+    """The work arrays of one thread: ``DATA_SHAPES``."""
+
+
+structref.define_proxy(ModelRecord, ModelRecordType, list(MODEL_FIELDS))
+structref.define_proxy(Data, DataType, list(DATA_SHAPES))
+
+
+def _record(proxy, fields):
+    if numba.config.DISABLE_JIT:
+        return SimpleNamespace(**fields)
+    return proxy(*fields.values())
+
+
+def model_record(model, dtype):
+    """The ``ModelRecord`` of a ``Model`` in float64 or float32.
+
+    The kernels' body frames are the URDF joint frames turned so that each
+    joint axis is their z axis (``axis_frame``): a joint then turns or
+    slides its body about or along z, whatever its axis, and the kernels
+    need no axis at all. Placements and inertias are re-expressed in these
+    frames here, once per model; ``Model`` keeps the URDF's frames.
+    Copies: the kernels get contiguous arrays of their precision that no
+    caller can change.
+    """
+    frames = np.array([axis_frame(axis) for axis in model.joint_axis]).reshape(model.nb, 3, 3)
+    rotation = np.empty((model.nb, 3, 3))
+    translation = np.empty((model.nb, 3))
+    inertia = np.empty((model.nb, 10))
+    for i, p in enumerate(model.parent):
+        to_parent = frames[p].T if p >= 0 else np.eye(3)
+        rotation[i] = to_parent @ model.joint_placement[i, :3, :3] @ frames[i]
+        translation[i] = to_parent @ model.joint_placement[i, :3, 3]
+        mass, com, inertia_c = unpack_inertia(model.inertia[i])
+        inertia[i] = pack_inertia(mass, frames[i].T @ com, frames[i].T @ inertia_c @ frames[i])
+    fields = {"parent": np.array(model.parent, dtype=np.int64),
+              "joint_type": np.array(model.joint_type, dtype=np.int64),
+              "placement_rotation": rotation, "placement_translation": translation,
+              "inertia": inertia, "gravity": model.gravity}
+    return _record(ModelRecord, {name: np.array(fields[name], dtype=fields[name].dtype
+                                                if name in ("parent", "joint_type") else dtype)
+                                 for name in MODEL_FIELDS})
+
+
+def axis_frame(axis):
+    """A rotation whose third column is the unit ``axis``: the identity for
+    z, exact signed permutations for the other coordinate axes."""
+    axis = np.asarray(axis, dtype=float)
+    if np.array_equal(axis, (0.0, 0.0, 1.0)):
+        return np.eye(3)
+    # the coordinate axis least aligned with ``axis`` makes the best cross product
+    other = np.eye(3)[np.argmin(np.abs(axis))]
+    x = np.cross(other, axis)
+    x /= np.linalg.norm(x)
+    return np.column_stack((x, np.cross(axis, x), axis))
+
+
+def new_data(nb, nv, dtype):
+    """A ``Data`` with zeroed work arrays for nb bodies and nv joints of q."""
+    sizes = {"nb": nb, "nv": nv}
+    return _record(Data, {
+        name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
+        for name, shape in DATA_SHAPES.items()})

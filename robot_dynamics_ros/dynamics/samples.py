@@ -1,0 +1,33 @@
+"""One kernel for one sample and for a batch.
+
+Every kernel takes its inputs either as one sample (q of shape (nb,)) or as a
+batch (Q of shape (N, nb)), with outputs shaped to match. ``sample_count``
+and ``sample`` hide the difference, and numba compiles each case on its
+own, so a single call needs no batch axis (a view from Python costs 0.1 us
+per array) and a batch no Python loop.
+"""
+from numba.extending import overload
+
+
+def sample_count(Q):
+    """1 for a single sample, else the length of the batch."""
+    return 1 if Q.ndim == 1 else Q.shape[0]
+
+
+def sample(x, s, Q):
+    """Sample s of ``x``: ``x`` itself when ``Q`` is a single sample."""
+    return x if Q.ndim == 1 else x[s]
+
+
+@overload(sample_count, inline="always")
+def _sample_count(Q):
+    if Q.ndim == 1:
+        return lambda Q: 1
+    return lambda Q: Q.shape[0]
+
+
+@overload(sample, inline="always")
+def _sample(x, s, Q):
+    if Q.ndim == 1:
+        return lambda x, s, Q: x
+    return lambda x, s, Q: x[s]
