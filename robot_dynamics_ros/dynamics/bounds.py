@@ -16,7 +16,7 @@ from numba import njit
 from .calls import run
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
-from .eigen import largest_singular_value, symmetric_eigen_extremes
+from .eigen import largest_eigenvalue_of_gram, largest_singular_value, symmetric_eigen_extremes
 from .model import PRISMATIC
 from .finite import all_finite
 from .state import joint_array, raise_failure
@@ -53,16 +53,29 @@ class CoriolisBounds(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def _config_constant(gamma, gram, scratch):
-    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
+    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n).
+
+    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T`` with the rows
+    ``g_ik = Gamma[i, k, :]`` (Gamma is symmetric in its last two indices),
+    which are contiguous, unlike the columns of ``Gamma[:, :, k]``.
+    """
+    n = gamma.shape[0]
     total = 0.0
-    for k in range(gamma.shape[2]):
-        norm = largest_singular_value(gamma[:, :, k], gram, scratch)
-        total += norm * norm
+    for k in range(n):
+        for r in range(n):
+            for c in range(r + 1):
+                acc = 0.0
+                for i in range(n):
+                    acc += gamma[i, k, r] * gamma[i, k, c]
+                gram[r, c] = acc
+                gram[c, r] = acc
+        norm = largest_eigenvalue_of_gram(gram, scratch)
+        total += norm
     return np.sqrt(total)
 
 
 @njit(cache=True, nogil=True)
-def _config_constants(model, data, gamma, out):
+def _config_constants(data, gamma, out):
     """k_c per sample into out (N,): what the search for K_c evaluates."""
     for s in range(gamma.shape[0]):
         out[s] = _config_constant(gamma[s], data.gram, data.eig_work)
@@ -98,7 +111,7 @@ def bound_values(data, gamma, mass, qd, out):
 
 
 @njit(cache=True, nogil=True)
-def _bound_vectors(model, data, gamma, mass, QD, out):
+def _bound_vectors(data, gamma, mass, QD, out):
     for s in range(QD.shape[0]):
         bound_values(data, gamma[s], mass[s], QD[s], out[s])
         if not all_finite(out[s]):

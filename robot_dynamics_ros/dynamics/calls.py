@@ -13,6 +13,7 @@ the chunks run on a thread pool, each thread with its own ``Data``.
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 import os
+import threading
 
 import numba
 import numpy as np
@@ -26,16 +27,21 @@ _entries = {}
 _F64 = np.dtype(np.float64)
 
 
-def _entry(kernel, args):
-    """The entry point of ``kernel``'s overload for these arguments' types."""
+def _entry(kernel, args, any_layout=False):
+    """The entry point of ``kernel``'s overload for these arguments' types;
+    ``any_layout``: one-dimensional arrays of any strides."""
     if numba.config.DISABLE_JIT:
         return kernel
-    return kernel.compile(tuple(numba.typeof(a) for a in args))
+    types = [numba.typeof(a) for a in args]
+    if any_layout:
+        types = [t.copy(layout="A") if isinstance(t, numba.types.Array) and t.ndim == 1 else t
+                 for t in types]
+    return kernel.compile(tuple(types))
 
 
 def _call(kernel, model, settings, inputs, outs):
     first = inputs[0]
-    args = (model.record(first.dtype), model.data(first.dtype), *settings, *inputs, *outs)
+    args = (model.data(first.dtype), *settings, *inputs, *outs)
     key = (kernel, first.ndim, first.dtype.char)
     entry = _entries.get(key)
     if entry is None:
@@ -43,27 +49,38 @@ def _call(kernel, model, settings, inputs, outs):
     return entry(*args)
 
 
-def single(kernel, model, args):
-    """``kernel(model record, data, *args)`` for one float64 sample: the hot path.
+class PerThread(threading.local):
+    """What each thread keeps of a model: its ``Data`` per precision and the
+    hot path's kernels bound to it (``bind``)."""
 
-    The kernel's entry point is bound to this thread's record and data once
-    per model, so a call costs two look-ups before the compiled code: what
-    keeps a 9-joint mass matrix within 2x of Pinocchio's C++ call. The
-    caller has checked that ``args`` are float64, C-contiguous and of the
-    model's shapes (``state.is_sample``).
+    def __init__(self):
+        self.data = {}
+        self.bound = {}
+
+
+def bind(kernel, model, args):
+    """``kernel``'s entry point bound to this thread's float64 data.
+
+    The hot path of the public functions (one float64 sample of the model's
+    shapes, ``state.is_sample``) looks this up in ``model._local.bound`` and
+    calls it with ``args``: one dictionary look-up before the compiled code,
+    what keeps a 6-joint mass matrix within 2x of Pinocchio's C++ call. Its
+    one-dimensional arrays may have any strides, so the hot path need not
+    check that they are contiguous.
     """
-    try:
-        bound = model._local.bound[kernel]
-    except (AttributeError, KeyError):
-        local = model._local.__dict__
-        leading = (model.record(_F64), model.data(_F64))
-        bound = local.setdefault("bound", {})[kernel] = partial(
-            _entry(kernel, leading + args), *leading)
-    return bound(*args)
+    data = model.data(_F64)
+    bound = model._local.bound[kernel] = partial(_entry(kernel, (data,) + args, any_layout=True), data)
+    return bound
+
+
+def single(kernel, model, args):
+    """``kernel(data, *args)`` through the bound entry point."""
+    call = model._local.bound.get(kernel) or bind(kernel, model, args)
+    return call(*args)
 
 
 def run(kernel, model, inputs, outs, settings=()):
-    """``kernel(model record, data, *settings, *inputs, *outs)`` over all samples.
+    """``kernel(data, *settings, *inputs, *outs)`` over all samples.
 
     ``inputs`` and ``outs``: arrays with the same leading sample axis, or
     single samples (``inputs[0]`` one-dimensional: a batch of q has two dimensions,

@@ -1,7 +1,8 @@
 """Christoffel symbols of the first kind, Gamma[i, j, k] (MATH.md)."""
+import numpy as np
 from numba import njit
 
-from .calls import run
+from .calls import run, single
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
@@ -9,7 +10,8 @@ from .kinematics import composite_inertias, forward_kinematics
 from .model import REVOLUTE
 from .samples import sample, sample_count
 from .spatial import cross_force, dot6, inertia_matrix, mat6_vec
-from .state import into, joint_array, kernel_out, raise_failure, tensor_result, to_all_joints
+from .state import (into, is_sample, joint_array, kernel_out, raise_failure, tensor_result,
+                    to_all_joints)
 
 METHODS = ("tree", "safeea")
 
@@ -126,7 +128,8 @@ def christoffel_safeea(model, data, G):
 
 
 @njit(cache=True, nogil=True)
-def _christoffel(model, data, safeea, Q, out):
+def _christoffel(data, safeea, Q, out):
+    model = data.model
     for s in range(sample_count(Q)):
         q, G = sample(Q, s, Q), sample(out, s, Q)
         if not all_finite(q):
@@ -218,6 +221,11 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
             f"christoffel_symbols: method must be one of {METHODS}, got {method!r}")
     if method == "safeea":
         _check_serial_revolute(model)
+    if out is None and is_sample(model, q):
+        n = q.shape[0]
+        G = np.empty((n, n, n))
+        if single(_christoffel, model, (method == "safeea", q, G)) < 0:
+            return G
     q = joint_array(model, q, "q")
     qa = to_all_joints(model, q, offset=True)
     result = kernel_out(model, out, qa.shape + (model.nb,) * 2)

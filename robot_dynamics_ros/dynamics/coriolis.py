@@ -2,14 +2,14 @@
 import numpy as np
 from numba import njit
 
-from .calls import run, single
+from .calls import bind, run
 from .finite import all_finite
 from .kinematics import composite_inertias, forward_kinematics
 from .samples import sample, sample_count
 from .spatial import (add_into, cross_force, cross_motion, dot6, inertia_matrix,
                       inertia_times, mat6_vec)
-from .state import (into, is_out, is_sample, joint_array, kernel_out, matrix_result,
-                    raise_failure, to_all_joints)
+from .state import (into, is_sample, joint_array, kernel_out, matrix_result, raise_failure,
+                    to_all_joints)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -117,7 +117,8 @@ def coriolis(model, data, qd, C):
 
 
 @njit(cache=True, nogil=True)
-def _coriolis_matrix(model, data, Q, QD, out):
+def _coriolis_matrix(data, Q, QD, out):
+    model = data.model
     for s in range(sample_count(Q)):
         q, qd, C = sample(Q, s, Q), sample(QD, s, Q), sample(out, s, Q)
         if not (all_finite(q) and all_finite(qd)):
@@ -144,10 +145,11 @@ def coriolis_matrix(model, q, qd, *, out=None):
     ``mimic="reduce"`` models, ``C_r = J^T C(J qd) J`` (their Theorem 1).
     ``out``: an array of the result's shape to write into.
     """
-    if is_sample(model, q, qd) and is_out(out, q.shape * 2):
-        result = np.empty(q.shape * 2) if out is None else out
-        if single(_coriolis_matrix, model, (q, qd, result)) < 0:
-            return result
+    if out is None and is_sample(model, q, qd):
+        C = np.empty(model.matrix_shape)
+        call = model._local.bound.get(_coriolis_matrix) or bind(_coriolis_matrix, model, (q, qd, C))
+        if call(q, qd, C) < 0:
+            return C
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)

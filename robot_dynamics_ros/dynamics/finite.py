@@ -7,14 +7,29 @@ overflow inside the recursions (a huge state or model) cannot pass as a
 result.
 """
 import numpy as np
-from numba import njit
+from numba.extending import overload
 
 
-@njit(cache=True, nogil=True, inline="always")
 def all_finite(x):
-    """True when every entry of the C-contiguous array x is finite."""
-    flat = x.reshape(x.size)
-    for k in range(flat.shape[0]):
-        if not np.isfinite(flat[k]):
-            return False
-    return True
+    """True when every entry of x is finite (x: one-dimensional of any
+    strides, or C-contiguous)."""
+    return bool(np.isfinite(x).all())
+
+
+@overload(all_finite, inline="always")
+def _all_finite(x):
+    if x.ndim == 1:
+        def one_dimensional(x):
+            for k in range(x.shape[0]):
+                if not np.isfinite(x[k]):
+                    return False
+            return True
+        return one_dimensional
+
+    def contiguous(x):
+        flat = x.reshape(x.size)
+        for k in range(flat.shape[0]):
+            if not np.isfinite(flat[k]):
+                return False
+        return True
+    return contiguous

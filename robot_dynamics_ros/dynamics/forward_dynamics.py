@@ -228,9 +228,10 @@ def articulated_body(model, data, qd, tau, qdd):
 
 
 @njit(cache=True, nogil=True)
-def _articulated_body(model, data, Q, QD, TAU, status, out):
+def _articulated_body(data, Q, QD, TAU, status, out):
     """``articulated_body`` per sample; status[s] its result (-1 for a
     sample whose input is not finite, which is also returned)."""
+    model = data.model
     for s in range(sample_count(Q)):
         q, qd, tau = sample(Q, s, Q), sample(QD, s, Q), sample(TAU, s, Q)
         status[s] = -1

@@ -20,6 +20,17 @@ def forward_kinematics(model, data, q):
 
     One pass over the bodies, parents before children: O(n). The shared
     first pass of every algorithm (``all_terms`` runs it once per sample).
+    """
+    body_poses(model, data, q)
+    for i in range(model.parent.shape[0]):
+        _world_inertia(model.inertia[i], data.rot[i], data.pos[i], data.I[i])
+
+
+@njit(cache=True, nogil=True)
+def body_poses(model, data, q):
+    """Fill ``data.rot, pos, S``: world pose and joint motion subspace of
+    every body, parents before children: O(n).
+
     Each body frame has its joint axis as z (``records.model_record``), so
     turning it by q is a plane rotation of two columns (12 multiplications
     rather than a Rodrigues matrix and a 3 x 3 product), its world axis is
@@ -69,7 +80,6 @@ def forward_kinematics(model, data, q):
             S[i, 3] = pos[i, 1] * z2 - pos[i, 2] * z1
             S[i, 4] = pos[i, 2] * z0 - pos[i, 0] * z2
             S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
-        _world_inertia(model.inertia[i], rot[i], pos[i], data.I[i])
 
 
 @njit(cache=True, nogil=True)
@@ -86,15 +96,45 @@ def composite_inertias(model, data):
             add_inertia(Ic, parent[i], i)
 
 
+@njit(cache=True, nogil=True)
+def composite_mass_moments(model, data):
+    """``data.Ic[i, :4]``: mass and first moment ``h = m c`` of body i and
+    all its descendants, what gravity acts on (``rnea.gravity``); the same
+    sums as ``composite_inertias`` makes, without the rotational inertias.
+    Needs ``body_poses``. O(n)."""
+    parent, Ic = model.parent, data.Ic
+    nb = parent.shape[0]
+    for i in range(nb):
+        _mass_moment(model.inertia[i], data.rot[i], data.pos[i], Ic[i])
+    for i in range(nb - 1, -1, -1):
+        p = parent[i]
+        if p >= 0:
+            for k in range(4):
+                Ic[p, k] += Ic[i, k]
+
+
+@njit(cache=True, inline="always")
+def _mass_moment(params, rot, pos, out):
+    """out[:4] = mass and first moment about the world origin ``m c`` of a
+    body (``Model.inertia`` params); returns its world CoM c."""
+    m = params[0]
+    cx = pos[0] + rot[0, 0] * params[1] + rot[0, 1] * params[2] + rot[0, 2] * params[3]
+    cy = pos[1] + rot[1, 0] * params[1] + rot[1, 1] * params[2] + rot[1, 2] * params[3]
+    cz = pos[2] + rot[2, 0] * params[1] + rot[2, 1] * params[2] + rot[2, 2] * params[3]
+    out[0] = m
+    out[1] = m * cx
+    out[2] = m * cy
+    out[3] = m * cz
+    return cx, cy, cz
+
+
 @njit(cache=True, inline="always")
 def _world_inertia(params, rot, pos, out):
     """The 10 numbers of a body's inertia about the world origin, from its
     own (``Model.inertia``): mass, ``h = m c`` with c the CoM in world, and
     ``R I_c R^T + m (|c|^2 1 - c c^T)`` (the parallel-axis theorem)."""
-    m = params[0]
-    cx = pos[0] + rot[0, 0] * params[1] + rot[0, 1] * params[2] + rot[0, 2] * params[3]
-    cy = pos[1] + rot[1, 0] * params[1] + rot[1, 1] * params[2] + rot[1, 2] * params[3]
-    cz = pos[2] + rot[2, 0] * params[1] + rot[2, 1] * params[2] + rot[2, 2] * params[3]
+    cx, cy, cz = _mass_moment(params, rot, pos, out)
+    mx, my, mz = out[1], out[2], out[3]
     ixx, ixy, ixz, iyy, iyz, izz = params[4], params[5], params[6], params[7], params[8], params[9]
     # rows of R I_c, then (R I_c) R^T for the upper triangle
     b00 = rot[0, 0] * ixx + rot[0, 1] * ixy + rot[0, 2] * ixz
@@ -106,11 +146,6 @@ def _world_inertia(params, rot, pos, out):
     b20 = rot[2, 0] * ixx + rot[2, 1] * ixy + rot[2, 2] * ixz
     b21 = rot[2, 0] * ixy + rot[2, 1] * iyy + rot[2, 2] * iyz
     b22 = rot[2, 0] * ixz + rot[2, 1] * iyz + rot[2, 2] * izz
-    mx, my, mz = m * cx, m * cy, m * cz
-    out[0] = m
-    out[1] = mx
-    out[2] = my
-    out[3] = mz
     out[4] = b00 * rot[0, 0] + b01 * rot[0, 1] + b02 * rot[0, 2] + (my * cy + mz * cz)
     out[5] = b00 * rot[1, 0] + b01 * rot[1, 1] + b02 * rot[1, 2] - mx * cy
     out[6] = b00 * rot[2, 0] + b01 * rot[2, 1] + b02 * rot[2, 2] - mx * cz

@@ -10,12 +10,12 @@ joint ``i``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-import threading
 
 import numpy as np
 
 from .errors import DynamicsError, PayloadError
 from .inertia import check_inertia, combine_inertias
+from .calls import PerThread
 from .records import model_record, new_data
 
 REVOLUTE = 0
@@ -64,10 +64,11 @@ class Model:
     link_inertia: np.ndarray
     # link name -> (mass, com (3,), inertia (3,3)) of the payload on that link
     payloads: dict = field(default_factory=dict)
-    _local: threading.local = field(default_factory=threading.local, repr=False)
+    _local: PerThread = field(default_factory=PerThread, repr=False)
     # True when mimic joints were removed from q (``mimic="reduce"``)
     reduced: bool = field(init=False, default=False)
     sample_shape: tuple = field(init=False, default=None, repr=False)
+    matrix_shape: tuple = field(init=False, default=None, repr=False)
     # values computed once per model, such as the compiled records; a new
     # dict for every new model, so a payload swap never sees stale ones
     cache: dict = field(init=False, default_factory=dict, repr=False)
@@ -89,8 +90,9 @@ class Model:
         # checked on every call, so computed once
         object.__setattr__(self, "reduced", self.nb != self.nv or not np.array_equal(
             self.coordinate_map, np.eye(self.nb)))
-        # the shape of q that the kernels take as it is (``state.is_sample``)
+        # the shapes of q and M that the kernels take as they are (the hot path)
         object.__setattr__(self, "sample_shape", None if self.reduced else (self.nv,))
+        object.__setattr__(self, "matrix_shape", None if self.reduced else (self.nv, self.nv))
 
     @property
     def nv(self) -> int:
@@ -118,11 +120,9 @@ class Model:
         Models are shared between threads (the node computes while a payload
         swap builds a new model), so each thread gets its own.
         """
-        local = self._local.__dict__
-        key = dtype.char
-        data = local.get(key)
+        data = self._local.data.get(dtype.char)
         if data is None:
-            data = local[key] = new_data(self.nb, self.nv, dtype)
+            data = self._local.data[dtype.char] = new_data(self.record(dtype), self.nb, self.nv, dtype)
         return data
 
     def with_payload(self, link, mass, com, inertia) -> "Model":
@@ -156,12 +156,12 @@ class Model:
                 body_inertia[body],
                 m, rot @ c + pose[:3, 3], rot @ inertia_c @ rot.T)
         return replace(self, inertia=body_inertia, payloads=payloads,
-                       _local=threading.local())
+                       _local=PerThread())
 
     def with_payloads_removed(self) -> "Model":
         """The same robot without any payload."""
         return replace(self, inertia=self.link_inertia.copy(), payloads={},
-                       _local=threading.local())
+                       _local=PerThread())
 
     def with_gravity(self, gravity) -> "Model":
         """A new model with another gravity vector (3,), in the root frame."""
@@ -169,4 +169,4 @@ class Model:
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
             raise DynamicsError(
                 f"gravity must be 3 finite numbers, got {gravity.tolist()}")
-        return replace(self, gravity=gravity, _local=threading.local())
+        return replace(self, gravity=gravity, _local=PerThread())

@@ -9,7 +9,9 @@ by name, so a new model field is added here and in ``model_record`` only.
 Both are numba structrefs: a structref crosses from Python into compiled code
 as one pointer (about 0.2 us for a call with three arguments, against about
 0.5 us for the nine loose arrays the kernels took before, measured here), and
-every field keeps its own name and shape. With ``NUMBA_DISABLE_JIT=1`` the
+every field keeps its own name and shape. A ``Data`` holds its model's record,
+so the kernels that Python calls take one of them: ``kernel(data, ...)``, and
+the algorithms inside ``f(model, data, ...)``. With ``NUMBA_DISABLE_JIT=1`` the
 kernels run as plain Python and the records are plain namespaces with the
 same fields.
 """
@@ -33,8 +35,7 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # acceleration c, bias force pA, U = IA S, articulated inertia IA (6 x 6),
 # pivots D and u; Christoffel symbols after Safeea et al.: world CoM com and
 # L = tr(I) 1 - 2 I. Scratch 6-vectors and 6 x 6 matrices for one body at a
-# time, zeros for the velocities of a robot at rest, and the n x n matrices
-# of the bounds (n = nv).
+# time, and the n x n matrices of the bounds (n = nv).
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -43,7 +44,6 @@ DATA_SHAPES = {
     "com": ("nb", 3), "L": ("nb", 3, 3),
     "f1": (6,), "f2": (6,), "f3": (6,), "h": (6,), "t": (6,),
     "B": (6, 6), "I6": (6, 6),
-    "rest": ("nb",),
     "coriolis": ("nv", "nv"), "gram": ("nv", "nv"), "eig_work": ("nv", "nv"),
 }
 
@@ -65,11 +65,11 @@ class ModelRecord(structref.StructRefProxy):
 
 
 class Data(structref.StructRefProxy):
-    """The work arrays of one thread: ``DATA_SHAPES``."""
+    """The work arrays of one thread (``DATA_SHAPES``) and its ``model``."""
 
 
 structref.define_proxy(ModelRecord, ModelRecordType, list(MODEL_FIELDS))
-structref.define_proxy(Data, DataType, list(DATA_SHAPES))
+structref.define_proxy(Data, DataType, ["model", *DATA_SHAPES])
 
 
 def _record(proxy, fields):
@@ -121,9 +121,11 @@ def axis_frame(axis):
     return np.column_stack((x, np.cross(axis, x), axis))
 
 
-def new_data(nb, nv, dtype):
-    """A ``Data`` with zeroed work arrays for nb bodies and nv joints of q."""
+def new_data(record, nb, nv, dtype):
+    """A ``Data`` for the ``ModelRecord`` ``record`` (its field ``model``),
+    with zeroed work arrays for nb bodies and nv joints of q."""
     sizes = {"nb": nb, "nv": nv}
-    return _record(Data, {
-        name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
-        for name, shape in DATA_SHAPES.items()})
+    fields = {"model": record}
+    fields.update({name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
+                   for name, shape in DATA_SHAPES.items()})
+    return _record(Data, fields)

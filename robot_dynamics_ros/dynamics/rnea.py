@@ -2,13 +2,13 @@
 import numpy as np
 from numba import njit
 
-from .calls import run, single
+from .calls import bind, run
 from .finite import all_finite
-from .kinematics import forward_kinematics
+from .kinematics import body_poses, composite_mass_moments, forward_kinematics
 from .samples import sample, sample_count
 from .spatial import cross_force, cross_motion, dot6, inertia_times
-from .state import (into, is_out, is_sample, joint_array, kernel_out, raise_failure,
-                    to_all_joints, vector_result)
+from .state import (F64, into, is_sample, joint_array, kernel_out, raise_failure, to_all_joints,
+                    vector_result)
 
 
 @njit(cache=True, nogil=True)
@@ -63,7 +63,8 @@ def rnea(model, data, qd, qdd, tau):
 
 
 @njit(cache=True, nogil=True)
-def _inverse_dynamics(model, data, Q, QD, QDD, out):
+def _inverse_dynamics(data, Q, QD, QDD, out):
+    model = data.model
     for s in range(sample_count(Q)):
         q, qd, qdd = sample(Q, s, Q), sample(QD, s, Q), sample(QDD, s, Q)
         if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
@@ -77,13 +78,35 @@ def _inverse_dynamics(model, data, Q, QD, QDD, out):
 
 
 @njit(cache=True, nogil=True)
-def _gravity_torques(model, data, Q, out):
+def gravity(model, data, g):
+    """g(q) from ``data.S`` and the composite masses and first moments
+    ``data.Ic[:, :4]`` (``kinematics.composite_mass_moments``).
+
+    ``rnea`` at rest: every body accelerates at ``[0; -gravity]``, so the
+    force on the subtree of body i is its composite inertia times that,
+    ``[h_i x (-gravity); -m_i gravity]``, and ``g_i = S_i . f_i``; the
+    rotational inertias never enter (Pinocchio's computeGeneralizedGravity
+    uses the same shortcut). Cost: O(n).
+    """
+    S, Ic = data.S, data.Ic
+    g0, g1, g2 = -model.gravity[0], -model.gravity[1], -model.gravity[2]
+    for i in range(model.parent.shape[0]):
+        m, h0, h1, h2 = Ic[i, 0], Ic[i, 1], Ic[i, 2], Ic[i, 3]
+        g[i] = (S[i, 0] * (h1 * g2 - h2 * g1) + S[i, 1] * (h2 * g0 - h0 * g2)
+                + S[i, 2] * (h0 * g1 - h1 * g0)
+                + S[i, 3] * (m * g0) + S[i, 4] * (m * g1) + S[i, 5] * (m * g2))
+
+
+@njit(cache=True, nogil=True)
+def _gravity_torques(data, Q, out):
+    model = data.model
     for s in range(sample_count(Q)):
         q, g = sample(Q, s, Q), sample(out, s, Q)
         if not all_finite(q):
             return s
-        forward_kinematics(model, data, q)
-        rnea(model, data, data.rest, data.rest, g)
+        body_poses(model, data, q)
+        composite_mass_moments(model, data)
+        gravity(model, data, g)
         if not all_finite(g):
             return s
     return -1
@@ -95,9 +118,10 @@ def inverse_dynamics(model, q, qd, qdd, *, out=None):
     Shapes (n,) or (N, n); returns (n,) or (N, n), into ``out`` if given.
     Forward kinematics and ``rnea``: O(n).
     """
-    if is_sample(model, q, qd, qdd) and is_out(out, q.shape):
-        tau = np.empty(q.shape) if out is None else out
-        if single(_inverse_dynamics, model, (q, qd, qdd, tau)) < 0:
+    if out is None and is_sample(model, q, qd, qdd):
+        tau = np.empty(model.sample_shape)
+        call = model._local.bound.get(_inverse_dynamics) or bind(_inverse_dynamics, model, (q, qd, qdd, tau))
+        if call(q, qd, qdd, tau) < 0:
             return tau
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
@@ -114,11 +138,12 @@ def inverse_dynamics(model, q, qd, qdd, *, out=None):
 def gravity_torques(model, q, *, out=None):
     """Generalized gravity torques g(q): (n,) or (N, n) for q (N, n).
 
-    ``rnea`` at rest: O(n).
+    Body poses, composite masses and first moments, then ``gravity``: O(n).
     """
-    if is_sample(model, q) and is_out(out, q.shape):
-        g = np.empty(q.shape) if out is None else out
-        if single(_gravity_torques, model, (q, g)) < 0:
+    # The hot path, written out: here a function call costs a tenth of the call.
+    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.sample_shape:
+        g = np.empty(model.sample_shape)
+        if (model._local.bound.get(_gravity_torques) or bind(_gravity_torques, model, (q, g)))(q, g) < 0:
             return g
     q = joint_array(model, q, "q")
     qa = to_all_joints(model, q, offset=True)

@@ -14,27 +14,21 @@ import numpy as np
 
 from .errors import DynamicsError, StateError
 
-_F64 = np.dtype(np.float64)
+F64 = np.dtype(np.float64)
 
 
 def is_sample(model, *arrays):
-    """True when every array is one float64, C-contiguous sample of q's shape
-    for a model without mimic reduction: what the kernels take as it is."""
+    """True when every array is one float64 sample of q's shape for a model
+    without mimic reduction: what the hot path's kernels take as it is
+    (``calls.bind``: of any strides)."""
     shape = model.sample_shape
     for x in arrays:
-        if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape
-                and x.flags.c_contiguous):
+        if not (type(x) is np.ndarray and x.dtype is F64 and x.shape == shape):
             return False
     return True
 
 
-def is_out(out, shape):
-    """True when ``out`` is None or a writable float64 C-contiguous array of ``shape``."""
-    return out is None or (type(out) is np.ndarray and out.dtype is _F64 and out.shape == shape
-                           and out.flags.c_contiguous and out.flags.writeable)
-
-
-def joint_array(model, value, name, like=None, dtype=_F64):
+def joint_array(model, value, name, like=None, dtype=F64):
     """``value`` as a C-contiguous ``dtype`` array (n,) or (N, n).
 
     ``like``: an already checked array whose shape ``value`` must have.
@@ -64,7 +58,7 @@ def joint_array(model, value, name, like=None, dtype=_F64):
     return arr
 
 
-def check_out(out, shape, dtype=_F64):
+def check_out(out, shape, dtype=F64):
     """A caller's ``out=`` array, or a new one: C-contiguous, ``shape``, ``dtype``."""
     if out is None:
         return np.empty(shape, dtype=dtype)
@@ -77,7 +71,7 @@ def check_out(out, shape, dtype=_F64):
     return out
 
 
-def kernel_out(model, out, shape, dtype=_F64):
+def kernel_out(model, out, shape, dtype=F64):
     """Where a kernel writes a result over all joints: the caller's ``out``
     (checked), or a new array when there is none or the model is reduced."""
     return check_out(None if model.reduced else out, shape, dtype)

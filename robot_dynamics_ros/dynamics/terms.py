@@ -19,7 +19,7 @@ from .coriolis import coriolis
 from .crba import crba
 from .finite import all_finite
 from .kinematics import composite_inertias, forward_kinematics
-from .rnea import rnea
+from .rnea import gravity
 from .samples import sample, sample_count
 from .state import (is_sample, joint_array, matrix_result, raise_failure, tensor_result,
                     to_all_joints, vector_result)
@@ -41,12 +41,13 @@ class AllTerms(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _all_terms(model, data, with_bounds, Q, QD, mass, coriolis_matrix, bounds, christoffel,
+def _all_terms(data, with_bounds, Q, QD, mass, coriolis_matrix, bounds, christoffel,
                gravity_torques):
     """Per sample: forward kinematics and composite inertias once, then
-    ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and ``rnea``
-    at rest, and (``with_bounds``) the bounds but K_c. O(n d^2) per sample for
+    ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and
+    ``gravity``, and (``with_bounds``) the bounds but K_c. O(n d^2) per sample for
     depth d, and O(n^4) for the bounds."""
+    model = data.model
     for s in range(sample_count(Q)):
         q, qd = sample(Q, s, Q), sample(QD, s, Q)
         if not (all_finite(q) and all_finite(qd)):
@@ -58,7 +59,7 @@ def _all_terms(model, data, with_bounds, Q, QD, mass, coriolis_matrix, bounds, c
         crba(model, data, M)
         christoffel_tree(model, data, G)
         coriolis(model, data, qd, C)
-        rnea(model, data, data.rest, data.rest, g)
+        gravity(model, data, g)
         if not (all_finite(M) and all_finite(C) and all_finite(G) and all_finite(g)):
             return s
         if with_bounds:
