@@ -101,7 +101,7 @@ def per_call_cases(name):
             mujoco.mj_kinematics(mmodel, mdata)
             mujoco.mj_comPos(mmodel, mdata)
             mujoco.mj_crb(mmodel, mdata)
-            mujoco.mj_fullM(mmodel, full, mdata.qM)
+            mujoco.mj_fullM(mmodel, mdata, full)
 
         rest = np.zeros(n)
 
