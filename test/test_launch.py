@@ -4,7 +4,8 @@ launch, launch_ros and ros2cli have no wheels on the package index: .ci/run
 installs them from ../shared/wheels. Where they are missing this module is
 skipped, and says so in the warnings summary of every run.
 
-The package is installed into a temporary prefix (``pip install --prefix``:
+``ros2 launch`` runs the file through ``launch.LaunchService``, as a user's
+shell does. The package is installed into a temporary prefix (``pip install --prefix``:
 the ament index entry, share/robot_dynamics_ros with the launch and config
 files that setup.py lists), and its executables are linked into
 lib/robot_dynamics_ros/ as colcon's setup.cfg puts them, so launch_ros finds
@@ -13,7 +14,6 @@ on this run's private domain (ros_harness).
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -127,7 +127,8 @@ def assert_clean_exit(launch: Launch):
     assert children, "the launch had no processes to stop"
     assert not alive, f"still running after Ctrl-C: {[p.pid for p in alive]}"
     assert "Traceback" not in log, log[-3000:]
-    assert "process has finished cleanly" in log, log[-3000:]
+    started = log.count("process started with pid")
+    assert started and log.count("process has finished cleanly") == started, log[-3000:]
 
 
 # The node launch file, in a namespace, with a YAML of our own and a URDF file argument
@@ -204,7 +205,7 @@ def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocch
     launch = Launch(ros_env, tmp_path / "launch.log", "robot_dynamics_demo.launch.py", "namespace:=demo")
     try:
         peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, launch)
-        names = wait_for_nodes(peer, {"/demo/robot_dynamics", "/demo/puma_demo_stream"}, launch)
+        wait_for_nodes(peer, {"/demo/robot_dynamics", "/demo/puma_demo_stream"}, launch)
         # The graph settles within a discovery round: look again before judging.
         time.sleep(2.0)
         names = graph_nodes(peer)
