@@ -224,6 +224,7 @@ class DynamicsNode(Node):
             self._requests.notify()
 
     def _on_description(self, msg: String):
+        self._waiting_for = f"building it from the last message on robot_description{COMPILING}"
         self._request(description=("topic robot_description", lambda: msg.data))
 
     def _build_loop(self):
