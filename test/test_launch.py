@@ -1,16 +1,13 @@
-"""The launch files, run as a ROS user runs them: ``ros2 launch robot_dynamics_ros FILE``.
+"""The launch files, run as a ROS user runs them.
 
-launch, launch_ros and ros2cli have no wheels on the package index: .ci/run
-installs them from ../shared/wheels. Where they are missing this module is
-skipped, and says so in the warnings summary of every run.
-
-``ros2 launch`` runs the file through ``launch.LaunchService``, as a user's
-shell does. The package is installed into a temporary prefix (``pip install --prefix``:
-the ament index entry, share/robot_dynamics_ros with the launch and config
-files that setup.py lists), and its executables are linked into
-lib/robot_dynamics_ros/ as colcon's setup.cfg puts them, so launch_ros finds
-them by package name. Every launch is a real process tree, talked to over DDS
-on this run's private domain (ros_harness).
+``colcon build --symlink-install`` of this repository in a workspace, then
+``. install/setup.sh && ros2 launch robot_dynamics_ros FILE ARGS`` (the
+launch.LaunchService that ROS users run), a real process tree talked to over
+DDS on this run's private domain (ros_harness). The venv stands in for
+/opt/ros/jazzy: it holds rclpy and the messages (PyPI wheels) and, installed
+by .ci/run, launch, launch_ros and ros2cli from ../shared/wheels and colcon
+in .venv/colcon. Where launch_ros or colcon is missing the module is skipped,
+and says so in the warnings summary of every run.
 """
 
 import os
@@ -38,41 +35,45 @@ from sensor_msgs.msg import JointState  # noqa: E402
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 
-ROS2 = Path(sys.executable).parent / "ros2"
-EXECUTABLES = ("robot_dynamics_node", "robot_dynamics_demo", "robot_dynamics_replay")
+BIN = Path(sys.executable).parent
+COLCON = Path(sys.prefix) / "colcon"  # where .ci/run installs colcon-core and colcon-ros
 STARTUP_TIMEOUT = 180.0  # a first run on a machine compiles the numba kernels
 HAND_PAYLOAD = ("panda_hand", 1.5, [0.01, -0.02, 0.05], [0.004, 0.0002, 0.0, 0.005, -0.0001, 0.003])
 
 
 @pytest.fixture(scope="module")
-def ros_env(tmp_path_factory):
-    """Environment of a shell where the package is installed and sourced."""
-    if not ROS2.exists():
-        pytest.skip(f"launch files not run: no ros2 command at {ROS2} (ros2cli not installed)")
-    prefix = tmp_path_factory.mktemp("install")
-    # --ignore-installed: otherwise pip first uninstalls the venv's editable install.
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--ignore-installed", "--no-warn-script-location", "--prefix", str(prefix),
-                    str(harness.REPO)], check=True)
-    lib = prefix / "lib" / "robot_dynamics_ros"
-    lib.mkdir(parents=True)
-    for name in EXECUTABLES:
-        (lib / name).symlink_to(prefix / "bin" / name)
+def workspace(tmp_path_factory):
+    """A colcon workspace with this repository built in it, and this run's ROS domain."""
+    if not COLCON.is_dir():
+        reason = f"launch files not run: colcon is not installed in {COLCON} (.ci/run installs it)"
+        warnings.warn(reason)
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("ws")
+    (root / "src").mkdir()
+    (root / "src" / "robot_dynamics_ros").symlink_to(harness.REPO)
+    # --symlink-install: the nodes import this checkout, whose numba cache is warm.
+    build = subprocess.run([sys.executable, "-m", "colcon", "build", "--symlink-install"], cwd=root,
+                           env=dict(os.environ, PYTHONPATH=str(COLCON)), capture_output=True, text=True,
+                           timeout=300)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     harness.isolate_ros_environment()
-    # launch's own share files (the substitution grammar) are in the venv's prefix.
-    return dict(os.environ, PYTHONUNBUFFERED="1",
-                AMENT_PREFIX_PATH=os.pathsep.join([str(prefix), sys.prefix]))
+    return root
 
 
 class Launch:
-    """``ros2 launch robot_dynamics_ros FILE ARGS...`` in a session of its own."""
+    """``ros2 launch robot_dynamics_ros FILE ARGS...`` from a shell that sourced the workspace."""
 
-    def __init__(self, env, log_path: Path, file: str, *arguments: str):
+    def __init__(self, workspace: Path, log_path: Path, file: str, *arguments: str):
         self.log_path = log_path
         self._log = open(log_path, "w")
+        # The underlay, as /opt/ros/jazzy/setup.sh would set it: the venv's
+        # ament index (launch's own share files) and its executables.
+        env = dict(os.environ, PYTHONUNBUFFERED="1", AMENT_PREFIX_PATH=sys.prefix,
+                   PATH=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]))
         self.process = subprocess.Popen(
-            [str(ROS2), "launch", "robot_dynamics_ros", file, *arguments], env=env, cwd=log_path.parent,
-            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            ["sh", "-c", '. install/setup.sh && exec ros2 launch robot_dynamics_ros "$@"', "sh",
+             file, *arguments],
+            cwd=workspace, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=harness._die_with_parent)
 
     def log(self) -> str:
@@ -135,7 +136,7 @@ def assert_clean_exit(launch: Launch):
 
 
 @pytest.fixture(scope="module")
-def arm(ros_env, tmp_path_factory):
+def arm(workspace, tmp_path_factory):
     folder = tmp_path_factory.mktemp("arm_launch")
     urdf = robots.example_robot_urdf("panda")
     config = yaml.safe_load((harness.REPO / "config" / "robot_dynamics.yaml").read_text())
@@ -146,7 +147,7 @@ def arm(ros_env, tmp_path_factory):
     params_file = folder / "params.yaml"
     params_file.write_text(yaml.safe_dump(config))
     peer = harness.Peer(namespace="/arm")
-    launch = Launch(ros_env, folder / "launch.log", "robot_dynamics.launch.py",
+    launch = Launch(workspace, folder / "launch.log", "robot_dynamics.launch.py",
                     f"urdf_file:={urdf}", f"params_file:={params_file}", "namespace:=arm")
     try:
         peer.wait_for_model("panda", STARTUP_TIMEOUT, launch)
@@ -197,12 +198,12 @@ def test_ctrl_c_ends_the_node_launch_cleanly(arm):
 # The demo launch file: the PUMA stream and monitor in one process, the node in another
 
 
-def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocchio(ros_env, tmp_path):
+def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocchio(workspace, tmp_path):
     from robot_dynamics_ros.dynamics import puma_urdf
 
     peer = harness.Peer(namespace="/demo", outputs=("gravity_torques",))
     peer.record("joint_states", JointState)
-    launch = Launch(ros_env, tmp_path / "launch.log", "robot_dynamics_demo.launch.py", "namespace:=demo")
+    launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics_demo.launch.py", "namespace:=demo")
     try:
         peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, launch)
         wait_for_nodes(peer, {"/demo/robot_dynamics", "/demo/puma_demo_stream"}, launch)
@@ -240,8 +241,8 @@ def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocch
     ("urdf_file:=/nonexistent/robot.urdf", "urdf_file:='/nonexistent/robot.urdf' is not a file"),
     ("namespace:=two words", "namespace:='two words' is not a valid ROS namespace"),
 ])
-def test_a_bad_argument_fails_the_launch_with_a_clear_error(ros_env, tmp_path, argument, message):
-    launch = Launch(ros_env, tmp_path / "launch.log", "robot_dynamics.launch.py", argument)
+def test_a_bad_argument_fails_the_launch_with_a_clear_error(workspace, tmp_path, argument, message):
+    launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics.launch.py", argument)
     code = launch.wait(60.0)
     launch.kill()
     log = launch.log()
