@@ -60,6 +60,16 @@ def workspace(tmp_path_factory):
     return root
 
 
+def _as_a_terminal_starts_it():
+    """In the child: SIGINT handled as in a terminal's foreground job.
+
+    A job a script starts in the background (as CI runners may start the
+    tests) inherits SIGINT ignored, and launch would then ignore Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    harness._die_with_parent()
+
+
 class Launch:
     """``ros2 launch robot_dynamics_ros FILE ARGS...`` from a shell that sourced the workspace."""
 
@@ -69,12 +79,13 @@ class Launch:
         # The underlay, as /opt/ros/jazzy/setup.sh would set it: the venv's
         # ament index (launch's own share files) and its executables.
         env = dict(os.environ, PYTHONUNBUFFERED="1", AMENT_PREFIX_PATH=sys.prefix,
-                   PATH=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]))
+                   PATH=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
+                   ROS_LOG_DIR=str(log_path.parent / "ros_log"))  # not the user's ~/.ros/log
         self.process = subprocess.Popen(
             ["sh", "-c", '. install/setup.sh && exec ros2 launch robot_dynamics_ros "$@"', "sh",
              file, *arguments],
             cwd=workspace, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=harness._die_with_parent)
+            preexec_fn=_as_a_terminal_starts_it)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
