@@ -17,7 +17,6 @@ it as a process of its own.
 import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
-import time
 
 # First: the node module sets the BLAS thread count, which must precede numpy.
 from robot_dynamics_ros.node import DESCRIPTION_QOS, DynamicsNode
@@ -145,29 +144,33 @@ def main(argv=None):
         prog="robot_dynamics_demo", description=__doc__.split("\n\n")[0],
         epilog="ROS arguments go after --ros-args.")
     parser.add_argument("--duration", type=float, default=None,
-                        help="seconds to run (default: until Ctrl-C)")
+                        help="seconds to run once the node's outputs arrive (default: until Ctrl-C)")
     parser.add_argument("--rate", type=float, default=500.0, help="joint state rate, Hz (500)")
     parser.add_argument("--no-node", action="store_true",
                         help="do not start the node here (it runs as another process)")
     options = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv)
-    nodes = [PumaStream(options.rate), Monitor(options.rate, options.duration)]
+    monitor = Monitor(options.rate, options.duration)
+    nodes = [PumaStream(options.rate), monitor]
     if not options.no_node:
         nodes.append(DynamicsNode())
     executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)
-    deadline = None if options.duration is None else time.monotonic() + options.duration
     try:
-        while rclpy.ok() and (deadline is None or time.monotonic() < deadline):
+        while rclpy.ok() and not monitor.finished():
             executor.spin_once(timeout_sec=0.1)
+            if monitor.gave_up():
+                print("no outputs from the robot_dynamics node: giving up", file=sys.stderr)
+                return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

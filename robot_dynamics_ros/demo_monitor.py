@@ -24,6 +24,7 @@ from robot_dynamics_ros.node import NODE_NAME
 PAYLOAD = {"payload.link": "link6", "payload.mass": 2.0, "payload.com": [0.0, 0.0, 0.05],
            "payload.inertia": [0.002, 0.0, 0.0, 0.002, 0.0, 0.001]}
 SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
+STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (a first run compiles ~30 s)
 HEADER = (f"{'t':>5} {'out/s':>6} {'latency':>8} {'M[0,0]':>7} {'M[1,1]':>7} {'M[2,2]':>7} "
           f"{'g[1]':>7} {'g[2]':>7}   {'||C||':>6} <= {'k_c|qd|':>7} <= {'K_c|qd|':>7}  payload")
 INTRODUCTION = """\
@@ -46,7 +47,8 @@ class Monitor(Node):
         super().__init__("puma_demo_monitor")
         self._start = time.monotonic()
         self._duration = duration
-        self._swap_at = None  # set when the first output arrives
+        self._first_output = None  # monotonic time of the first outputs
+        self._swap_at = None
         self._outputs = 0
         self._latencies = []
         self._mass = self._gravity = self._bounds = None
@@ -62,6 +64,14 @@ class Monitor(Node):
         payload = " ".join(f"{name}:={value}" for name, value in PAYLOAD.items())
         print(INTRODUCTION.format(rate=rate, swap=swap, payload=payload, node=NODE_NAME), flush=True)
         print(f"{0.0:5.1f}  waiting for {self._waiting_for()}", flush=True)
+
+    def finished(self) -> bool:
+        """--duration seconds of outputs shown: the wait for the first ones does not count."""
+        return (self._duration is not None and self._first_output is not None
+                and time.monotonic() - self._first_output >= self._duration)
+
+    def gave_up(self) -> bool:
+        return self._first_output is None and self._elapsed() > STARTUP_LIMIT
 
     def _elapsed(self) -> float:
         return time.monotonic() - self._start
@@ -94,7 +104,8 @@ class Monitor(Node):
             print(f"{t:5.1f}  waiting for {self._waiting_for()}", flush=True)
         elif self._swap_at is None:
             print(HEADER, flush=True)
-            self._swap_at = max(t + 2.0, self._duration / 2) if self._duration else t + SWAP_AFTER_FIRST_OUTPUT
+            self._first_output = time.monotonic()
+            self._swap_at = t + (self._duration / 2 if self._duration else SWAP_AFTER_FIRST_OUTPUT)
         elif self._swap_at <= t:
             self._swap_at = float("inf")
             self._set_payload()
