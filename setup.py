@@ -29,7 +29,7 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "robot_dynamics_node = robot_dynamics_ros.node:main",
+            "robot_dynamics_node = robot_dynamics_ros.node_cli:main",
             "robot_dynamics_demo = robot_dynamics_ros.demo:main",
             "robot_dynamics_replay = robot_dynamics_ros.replay:main",
         ],

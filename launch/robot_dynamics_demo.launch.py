@@ -23,16 +23,18 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("namespace", default_value="",
                               description="Namespace of the PUMA publisher and the node"),
-        Node(
-            package="robot_dynamics_ros",
-            executable="robot_dynamics_demo",
-            name="puma_demo_stream",
-            namespace=namespace,
-            arguments=["--no-node"],
-            output="screen",
-        ),
+        # First: it checks the namespace before anything starts.
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(str(HERE / "robot_dynamics.launch.py")),
             launch_arguments={"namespace": namespace}.items(),
+        ),
+        # No name=: it would rename every node of the process (the stream and
+        # the monitor) to one name, and their parameter services would collide.
+        Node(
+            package="robot_dynamics_ros",
+            executable="robot_dynamics_demo",
+            namespace=namespace,
+            arguments=["--no-node"],
+            output="screen",
         ),
     ])

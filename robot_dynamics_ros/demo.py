@@ -7,8 +7,8 @@ robot_state_publisher does), streams at 500 Hz the joint states of a
 simulated PUMA that tracks the trajectory of Mohan and Saha (2007), "A
 recursive, numerically stable, and efficient simulation algorithm for serial
 robots", Eq. (38), runs the ``robot_dynamics`` node in the same process and
-prints once a second what the node publishes: output rate, latency from joint
-state to output, and ||C(q, qd)||_2 against its bound k_c(q) ||qd||.
+prints once a second what the node publishes (``demo_monitor``), with a
+payload swapped in midway through the node's parameter service.
 
 With ``--no-node`` the node is not started here: the demo launch file runs
 it as a process of its own.
@@ -17,23 +17,21 @@ it as a process of its own.
 import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
-import time
 
 # First: the node module sets the BLAS thread count, which must precede numpy.
-from robot_dynamics_ros.node import NODE_NAME, DESCRIPTION_QOS, DynamicsNode
+from robot_dynamics_ros.node import DESCRIPTION_QOS, DynamicsNode
 
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.executors import ExternalShutdownException  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
 
 from robot_dynamics_ros import dynamics  # noqa: E402
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory  # noqa: E402
-from robot_dynamics_ros.messages import BOUNDS_FIELDS  # noqa: E402
+from robot_dynamics_ros.demo_monitor import Monitor  # noqa: E402
 
 PERIOD = 10.0  # T of Eq. (38): 0 to pi in 10 s
 # Error dynamics e'' + KD e' + KP e = 0 (critically damped, 10 rad/s): without
@@ -140,94 +138,39 @@ class PumaStream(Node):
             self._sent += 1
 
 
-class Monitor(Node):
-    """Subscribes to the node's outputs and prints a one-line summary every second."""
-
-    def __init__(self):
-        super().__init__("puma_demo_monitor")
-        self._masses = 0
-        self._latencies = []
-        self._bounds = None
-        self._counts = ("-", "-")
-        self._start = time.monotonic()
-        self.create_subscription(Float64MultiArray, f"{NODE_NAME}/mass_matrix", self._on_mass, 100)
-        self.create_subscription(JointState, f"{NODE_NAME}/gravity_torques", self._on_gravity, 100)
-        self.create_subscription(Float64MultiArray, f"{NODE_NAME}/coriolis_bounds", self._on_bounds, 100)
-        self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
-        self.create_timer(1.0, self._print)
-        print("PUMA 560 simulated tracking Mohan & Saha (2007) Eq. (38) -> robot_dynamics node.\n"
-              "rate: mass matrices per second; latency: joint state stamp to gravity_torques "
-              "received;\n||C||: ||C(q,qd)||_2 <= k_c(q) ||qd|| (ratio = ||C|| / bound); "
-              "K_c: the global constant.\nJoint states that arrive while the model is being "
-              "built count as dropped (no_model).", flush=True)
-        print(f"{'time':>5} {'rate':>8} {'latency p50/max':>17} {'||C||':>8} {'k_c||qd||':>10} "
-              f"{'ratio':>6} {'K_c':>7} {'processed/dropped':>18}", flush=True)
-
-    def _on_mass(self, msg):
-        self._masses += 1
-
-    def _on_gravity(self, msg):
-        # gravity_torques carries the joint state's stamp: now - stamp is the latency.
-        sent = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self._latencies.append(time.time() - sent)
-
-    def _on_bounds(self, msg):
-        self._bounds = dict(zip(BOUNDS_FIELDS, msg.data))
-
-    def _on_diagnostics(self, msg):
-        for status in msg.status:
-            if status.name.startswith(NODE_NAME):
-                values = {kv.key: kv.value for kv in status.values}
-                self._counts = (values.get("processed", "-"), values.get("dropped", "-"))
-
-    def _print(self):
-        elapsed = time.monotonic() - self._start
-        latency = "-"
-        if self._latencies:
-            latency = f"{1e3 * np.median(self._latencies):.2f}/{1e3 * max(self._latencies):.2f} ms"
-        columns = [f"{elapsed:5.1f}", f"{self._masses:6d}/s", f"{latency:>17}"]
-        b = self._bounds
-        if b is None:
-            columns.append("   (waiting for the node's first output)")
-        else:
-            ratio = b["coriolis_norm"] / b["coriolis_bound"] if b["coriolis_bound"] > 0 else 0.0
-            columns += [f"{b['coriolis_norm']:8.4f}", f"{b['coriolis_bound']:10.4f}",
-                        f"{ratio:6.3f}", f"{b['kc_global']:7.3f}"]
-        columns.append(f"{'/'.join(self._counts):>18}")
-        print(" ".join(columns), flush=True)
-        self._masses = 0
-        self._latencies = []
-
-
 def main(argv=None):
     argv = sys.argv if argv is None else argv
     parser = argparse.ArgumentParser(
         prog="robot_dynamics_demo", description=__doc__.split("\n\n")[0],
         epilog="ROS arguments go after --ros-args.")
     parser.add_argument("--duration", type=float, default=None,
-                        help="seconds to run (default: until Ctrl-C)")
+                        help="seconds to run once the node's outputs arrive (default: until Ctrl-C)")
     parser.add_argument("--rate", type=float, default=500.0, help="joint state rate, Hz (500)")
     parser.add_argument("--no-node", action="store_true",
                         help="do not start the node here (it runs as another process)")
     options = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv)
-    nodes = [PumaStream(options.rate), Monitor()]
+    monitor = Monitor(options.rate, options.duration)
+    nodes = [PumaStream(options.rate), monitor]
     if not options.no_node:
         nodes.append(DynamicsNode())
     executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)
-    deadline = None if options.duration is None else time.monotonic() + options.duration
     try:
-        while rclpy.ok() and (deadline is None or time.monotonic() < deadline):
+        while rclpy.ok() and not monitor.finished():
             executor.spin_once(timeout_sec=0.1)
+            if monitor.gave_up():
+                print("no outputs from the robot_dynamics node: giving up", file=sys.stderr)
+                return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

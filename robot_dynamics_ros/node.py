@@ -59,6 +59,8 @@ NODE_NAME = "robot_dynamics"
 PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
 LATENCY_WINDOW = 4096  # compute-time samples kept between two diagnostics reports
+WAITING_LOG_PERIOD = 5.0  # s between "waiting for a robot model" lines
+COMPILING = " (a first run on a machine also compiles the numba kernels, ~30 s)"
 
 # As robot_state_publisher publishes it: late joiners get the last description.
 DESCRIPTION_QOS = QoSProfile(
@@ -131,18 +133,34 @@ class DynamicsNode(Node):
         path = self.get_parameter("urdf_file").value
         if text:
             self._request(description=("parameter robot_description", lambda: text))
+            self._waiting_for = f"building it from the robot_description parameter{COMPILING}"
         elif path:
             self._request(description=(f"urdf_file {path}", lambda: read_description_file(path)))
+            self._waiting_for = f"building it from urdf_file {path}{COMPILING}"
         else:
-            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+            topic = self.create_subscription(
+                String, "robot_description", self._on_description, DESCRIPTION_QOS).topic_name
+            self._waiting_for = (f"listening on {topic} (std_msgs/String, transient local, as "
+                                 "robot_state_publisher publishes it), or set the urdf_file parameter")
         self._builder = threading.Thread(target=self._build_loop, name="model_builder", daemon=True)
         self._builder.start()
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
-                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        self._joint_states_topic = self.create_subscription(
+            JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies()).topic_name
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
         self.create_timer(1.0, self._publish_diagnostics)
+        self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
+        self._log_waiting()
+
+    def _log_waiting(self):
+        """Until a model is served, say where the node looks for one: silence looks like a hang."""
+        if self._live is not None:
+            self._waiting_timer.cancel()
+            return
+        self.get_logger().info(
+            f"waiting for a robot model: {self._waiting_for}; joint states on {self._joint_states_topic}")
 
     def _declare_parameters(self):
         string, strings = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
@@ -206,6 +224,7 @@ class DynamicsNode(Node):
             self._requests.notify()
 
     def _on_description(self, msg: String):
+        self._waiting_for = f"building it from the last message on robot_description{COMPILING}"
         self._request(description=("topic robot_description", lambda: msg.data))
 
     def _build_loop(self):

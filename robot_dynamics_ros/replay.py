@@ -4,7 +4,8 @@ Reads the joint states of a bag (sqlite3 or MCAP) and writes a new bag with
 what a default-launched ``robot_dynamics`` node would have published for them:
 the same topics, message types, layouts, joint order and values, each output
 stamped with its input's bag time (and, on ``gravity_torques``, its header
-stamp). The joint states go through the batch dynamics in chunks, not one by
+stamp); with --csv and --plot also a table and a plot, and then the bag is
+optional. The joint states go through the batch dynamics in chunks, not one by
 one. Model, payloads and messages are built by the node's own modules
 (``model_source``, ``messages``); ``bag_io`` does the bag files.
 
@@ -72,7 +73,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
             "time; gravity_torques also copies its header stamp."),
     )
     parser.add_argument("input", type=Path, metavar="INPUT_BAG", help="bag directory or .db3/.mcap file")
-    parser.add_argument("output", type=Path, metavar="OUTPUT_BAG", help="new bag directory (must not exist)")
+    parser.add_argument("output", type=Path, metavar="OUTPUT_BAG", nargs="?",
+                        help="new bag directory (must not exist); optional with --csv or --plot")
     parser.add_argument("--urdf", type=Path, metavar="FILE",
                         help="URDF file; default: the first message on /robot_description in the bag")
     parser.add_argument("--payload", nargs=11, action="append", default=[],
@@ -90,7 +92,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--csv", type=Path, metavar="CSV",
                         help="flat table: times, q, qd, bounds, g, M and C entries per joint state")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and summary")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.output is None and args.csv is None and args.plot is None:
+        parser.error("nothing to write: give OUTPUT_BAG, --csv or --plot")
+    return args
 
 
 def payloads_from_args(values) -> list:
@@ -369,10 +374,10 @@ def replay(args) -> dict:
 
 def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -> dict:
     storage = args.storage or bag_io.storage_of(args.input)
-    writer = bag_io.open_writer(staged.bag(args.output), storage)
+    writer = bag_io.open_writer(staged.bag(args.output), storage) if args.output else None
     csv_handle = open(staged.file(args.csv), "w") if args.csv else None
     try:
-        streams = OutputStreams(writer, served, args.christoffel)
+        streams = OutputStreams(writer, served, args.christoffel) if writer else None
         table = CsvTable(csv_handle, served.joints) if csv_handle else None
         series = PlotSeries() if args.plot else None
         matcher = JointStateMatcher(served.model.joint_names)
@@ -394,7 +399,8 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
                 raise ReplayError(
                     f"the dynamics failed on the joint states at bag times {times[0]} to "
                     f"{times[-1]} ns: {type(error).__name__}: {error}") from error
-            streams.write(times, stamps, outputs)
+            if streams:
+                streams.write(times, stamps, outputs)
             if table:
                 table.write(times, stamps, q, qd, outputs)
             if series:
@@ -423,10 +429,11 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
             why = "; ".join(f"{kind}: {reason}" for kind, reason in reasons.items())
             raise ReplayError(f"none of the {read} joint states on {args.joint_states} matches "
                               f"the model {served.model.name!r} ({why or 'no messages'})")
-        writer.close()
+        if writer:
+            writer.close()
         elapsed = time.perf_counter() - start
     except BaseException:
-        if writer.storage is not None:
+        if writer and writer.storage is not None:
             writer.abort()
         raise
     finally:
@@ -448,9 +455,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     if not args.quiet:
         rate = summary["processed"] / max(summary["seconds"], 1e-9)
+        written = [str(path) for path in (args.csv, args.plot) if path]
+        if args.output:
+            written.insert(0, f"{str(args.output)!r} ({summary['storage']}): {', '.join(summary['topics'])}")
         print(f"{summary['processed']} of {summary['read']} joint states replayed in "
-              f"{summary['seconds']:.1f} s ({rate:,.0f}/s) into {str(args.output)!r} "
-              f"({summary['storage']}): {', '.join(summary['topics'])}")
+              f"{summary['seconds']:.1f} s ({rate:,.0f}/s) into {'; '.join(written)}")
         for kind, count in summary["dropped"].items():
             print(f"dropped {count} ({kind}), e.g.: {summary['reasons'][kind]}", file=sys.stderr)
     return 0

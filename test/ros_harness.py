@@ -133,22 +133,27 @@ class Peer:
     """The test side: publishes inputs, records every output, calls the parameter services."""
 
     def __init__(self, name: str = "test_peer", target: str = NODE,
-                 outputs=MATRIX_TOPICS + ("gravity_torques",)):
-        """``outputs``: the node's topics to record (fewer costs less under load)."""
+                 outputs=MATRIX_TOPICS + ("gravity_torques",), namespace: str = ""):
+        """``outputs``: the node's topics to record (fewer costs less under load).
+
+        ``namespace``: where the node runs (``/arm``); the peer joins it, so
+        its robot_description and joint_states are the node's.
+        """
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = rclpy.create_node(name, context=self.context)
+        self.node = rclpy.create_node(name, namespace=namespace or None, context=self.context)
+        target = f"{namespace.rstrip('/')}/{target}"
         self._lock = threading.Lock()
         self.received = defaultdict(list)  # topic -> [(monotonic receive time, msg)]
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.description_pub = self.node.create_publisher(String, "robot_description", latched)
         self.joint_pub = self.node.create_publisher(JointState, "joint_states", 100)
-        self.payload_pub = self.node.create_publisher(InertiaStamped, f"/{target}/payload", 10)
+        self.payload_pub = self.node.create_publisher(InertiaStamped, f"{target}/payload", 10)
         self.subscriptions = {
             topic: self.node.create_subscription(
                 JointState if topic == "gravity_torques" else Float64MultiArray,
-                f"/{target}/{topic}", self._recorder(topic), 1000)
+                f"{target}/{topic}", self._recorder(topic), 1000)
             for topic in outputs
         }
         self.subscriptions["diagnostics"] = self.node.create_subscription(
@@ -165,6 +170,11 @@ class Peer:
             self.executor.spin()
         except rclpy.executors.ExternalShutdownException:
             pass
+
+    def record(self, topic: str, msg_type, depth: int = 1000):
+        """Also record ``topic`` (resolved in the peer's namespace), under its name."""
+        self.subscriptions[topic] = self.node.create_subscription(
+            msg_type, topic, self._recorder(topic), depth)
 
     def _recorder(self, topic):
         def record(msg):

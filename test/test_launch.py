@@ -1,60 +1,262 @@
-"""The launch files build their descriptions wherever launch_ros is importable.
+"""The launch files, run as a ROS user runs them.
 
-launch and launch_ros have no PyPI wheels: on a machine without ROS 2 this
-module is skipped, and says so in the warnings summary of every run.
+``colcon build --symlink-install`` of this repository in a workspace, then
+``. install/setup.sh && ros2 launch robot_dynamics_ros FILE ARGS`` (the
+launch.LaunchService that ROS users run), a real process tree talked to over
+DDS on this run's private domain (ros_harness). The venv stands in for
+/opt/ros/jazzy: it holds rclpy and the messages (PyPI wheels) and, installed
+by .ci/run, launch, launch_ros and ros2cli from ../shared/wheels and colcon
+in .venv/colcon. Where launch_ros or colcon is missing the module is skipped,
+and says so in the warnings summary of every run.
 """
 
-import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
+import yaml
 
 try:
-    import launch
-    import launch_ros.actions
-    from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
-    from launch.utilities import perform_substitutions
+    import launch_ros  # noqa: F401
+    import psutil
 except ImportError as error:
-    reason = f"launch files not checked: launch_ros is not importable here ({error})"
+    reason = f"launch files not run: launch_ros is not importable here ({error}); .ci/run installs it"
     warnings.warn(reason)
     pytest.skip(reason, allow_module_level=True)
 
-LAUNCH = Path(__file__).absolute().parent.parent / "launch"
+from sensor_msgs.msg import JointState  # noqa: E402
+
+import robots  # noqa: E402
+import ros_harness as harness  # noqa: E402
+
+BIN = Path(sys.executable).parent
+COLCON = Path(sys.prefix) / "colcon"  # where .ci/run installs colcon-core and colcon-ros
+STARTUP_TIMEOUT = 180.0  # a first run on a machine compiles the numba kernels
+HAND_PAYLOAD = ("panda_hand", 1.5, [0.01, -0.02, 0.05], [0.004, 0.0002, 0.0, 0.005, -0.0001, 0.003])
 
 
-def load(name):
-    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), LAUNCH / name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.generate_launch_description()
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    """A colcon workspace with this repository built in it, and this run's ROS domain."""
+    if not COLCON.is_dir():
+        reason = f"launch files not run: colcon is not installed in {COLCON} (.ci/run installs it)"
+        warnings.warn(reason)
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("ws")
+    (root / "src").mkdir()
+    (root / "src" / "robot_dynamics_ros").symlink_to(harness.REPO)
+    # --symlink-install: the nodes import this checkout, whose numba cache is warm.
+    build = subprocess.run([sys.executable, "-m", "colcon", "build", "--symlink-install"], cwd=root,
+                           env=dict(os.environ, PYTHONPATH=str(COLCON)), capture_output=True, text=True,
+                           timeout=300)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    harness.isolate_ros_environment()
+    return root
 
 
-def arguments(description):
-    """Declared argument name -> default, evaluated in a fresh context."""
-    context = launch.LaunchContext()
-    return {e.name: perform_substitutions(context, e.default_value)
-            for e in description.entities if isinstance(e, DeclareLaunchArgument)}
+def _as_a_terminal_starts_it():
+    """In the child: SIGINT handled as in a terminal's foreground job.
+
+    A job a script starts in the background (as CI runners may start the
+    tests) inherits SIGINT ignored, and launch would then ignore Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    harness._die_with_parent()
 
 
-def test_node_launch_file_declares_its_arguments_and_starts_the_node():
-    description = load("robot_dynamics.launch.py")
-    defaults = arguments(description)
-    assert set(defaults) == {"urdf_file", "params_file", "namespace"}
-    assert Path(defaults["params_file"]).is_file()
-    context = launch.LaunchContext()
-    for entity in description.entities:
-        if isinstance(entity, DeclareLaunchArgument):
-            entity.visit(context)
-    [opaque] = [e for e in description.entities if isinstance(e, OpaqueFunction)]
-    [node] = opaque.execute(context)
-    assert isinstance(node, launch_ros.actions.Node)
-    assert (node.node_package, node.node_executable) == ("robot_dynamics_ros", "robot_dynamics_node")
+class Launch:
+    """``ros2 launch robot_dynamics_ros FILE ARGS...`` from a shell that sourced the workspace."""
+
+    def __init__(self, workspace: Path, log_path: Path, file: str, *arguments: str):
+        self.log_path = log_path
+        self._log = open(log_path, "w")
+        # The underlay, as /opt/ros/jazzy/setup.sh would set it: the venv's
+        # ament index (launch's own share files) and its executables.
+        env = dict(os.environ, PYTHONUNBUFFERED="1", AMENT_PREFIX_PATH=sys.prefix,
+                   PATH=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]),
+                   ROS_LOG_DIR=str(log_path.parent / "ros_log"))  # not the user's ~/.ros/log
+        self.process = subprocess.Popen(
+            ["sh", "-c", '. install/setup.sh && exec ros2 launch robot_dynamics_ros "$@"', "sh",
+             file, *arguments],
+            cwd=workspace, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_as_a_terminal_starts_it)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"the launch did not end within {timeout:.0f} s:\n{self.log()[-3000:]}")
+
+    def interrupt(self, timeout: float = 30.0):
+        """Ctrl-C: SIGINT to the launch alone, as a terminal sends it; returns the processes it had."""
+        children = psutil.Process(self.process.pid).children(recursive=True)
+        self.process.send_signal(signal.SIGINT)
+        code = self.wait(timeout)
+        _, alive = psutil.wait_procs(children, timeout=5.0)
+        return code, children, alive
+
+    def kill(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10.0)
+        self._log.close()
 
 
-def test_demo_launch_file_starts_the_puma_stream_and_includes_the_node():
-    description = load("robot_dynamics_demo.launch.py")
-    assert set(arguments(description)) == {"namespace"}
-    [stream] = [e for e in description.entities if isinstance(e, launch_ros.actions.Node)]
-    assert stream.node_executable == "robot_dynamics_demo"
-    assert sum(isinstance(e, IncludeLaunchDescription) for e in description.entities) == 1
+def graph_nodes(peer) -> list:
+    """Fully qualified names of the nodes in the peer's namespace but the peer, duplicates kept."""
+    ours = peer.node.get_fully_qualified_name()
+    namespace = peer.node.get_namespace()
+    return sorted(f"{ns}/{name}" for name, ns in peer.node.get_node_names_and_namespaces()
+                  if ns == namespace and f"{ns}/{name}" != ours)
+
+
+def wait_for_nodes(peer, want: set, launch: Launch, timeout: float = 60.0) -> list:
+    def seen():
+        assert launch.process.poll() is None, f"the launch ended early:\n{launch.log()[-3000:]}"
+        names = graph_nodes(peer)
+        return names if want <= set(names) else None
+
+    return peer.wait_until(seen, timeout, f"nodes {sorted(want)} in the graph")
+
+
+def assert_clean_exit(launch: Launch):
+    code, children, alive = launch.interrupt()
+    log = launch.log()
+    assert code == 0, f"ros2 launch exited with {code} after Ctrl-C:\n{log[-3000:]}"
+    assert children, "the launch had no processes to stop"
+    assert not alive, f"still running after Ctrl-C: {[p.pid for p in alive]}"
+    assert "Traceback" not in log, log[-3000:]
+    started = log.count("process started with pid")
+    assert started and log.count("process has finished cleanly") == started, log[-3000:]
+
+
+# The node launch file, in a namespace, with a YAML of our own and a URDF file argument
+
+
+@pytest.fixture(scope="module")
+def arm(workspace, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("arm_launch")
+    urdf = robots.example_robot_urdf("panda")
+    config = yaml.safe_load((harness.REPO / "config" / "robot_dynamics.yaml").read_text())
+    parameters = config["/**/robot_dynamics"]["ros__parameters"]
+    parameters["publish_christoffel"] = True
+    link, mass, com, inertia = HAND_PAYLOAD
+    parameters["payload"] = {"link": link, "mass": mass, "com": com, "inertia": inertia}
+    params_file = folder / "params.yaml"
+    params_file.write_text(yaml.safe_dump(config))
+    peer = harness.Peer(namespace="/arm")
+    launch = Launch(workspace, folder / "launch.log", "robot_dynamics.launch.py",
+                    f"urdf_file:={urdf}", f"params_file:={params_file}", "namespace:=arm")
+    try:
+        peer.wait_for_model("panda", STARTUP_TIMEOUT, launch)
+        yield launch, peer, urdf
+    finally:
+        launch.kill()
+        peer.close()
+
+
+def test_node_runs_under_its_name_in_the_namespace(arm):
+    launch, peer, _ = arm
+    names = wait_for_nodes(peer, {"/arm/robot_dynamics"}, launch)
+    assert names == ["/arm/robot_dynamics"], names
+
+
+def test_parameters_come_from_the_yaml_and_the_launch_arguments(arm):
+    _, peer, urdf = arm
+    values = peer.get_parameters(["urdf_file", "publish_christoffel", "payload.link", "payload.mass",
+                                  "payload.com", "payload.inertia", "gravity"])
+    link, mass, com, inertia = HAND_PAYLOAD
+    assert values[0] == urdf
+    assert values[1] is True
+    assert values[2:4] == [link, mass]
+    assert list(values[4]) == com and list(values[5]) == inertia
+    assert list(values[6]) == [0.0, 0.0, -9.81]  # left as the YAML has it
+
+
+def test_outputs_on_the_namespaced_topics_equal_pinocchio_with_the_yaml_payload(arm):
+    _, peer, urdf = arm
+    link, mass, com, inertia = HAND_PAYLOAD
+    pin_model = robots.load_pinocchio(urdf)
+    joints = robots.pinocchio_joint_names(pin_model)
+    oracle = robots.PinocchioOracle(
+        robots.add_payload_pinocchio(pin_model, link, mass, com, robots.inertia3(inertia)), joints)
+    peer.diagnostics(lambda values: values["payloads"] == f"{link}:{mass:g}kg", timeout=60.0)
+    rng = np.random.default_rng(12)
+    ranges = robots.joint_ranges(oracle, urdf)
+    for _ in range(3):
+        q = ranges[:, 0] + (ranges[:, 1] - ranges[:, 0]) * rng.random(len(ranges))
+        qd = rng.uniform(-2.0, 2.0, len(ranges))
+        harness.check_outputs(peer.compute(joints, q, qd, christoffel=True), oracle, q, qd)
+
+
+def test_ctrl_c_ends_the_node_launch_cleanly(arm):
+    assert_clean_exit(arm[0])
+
+
+# The demo launch file: the PUMA stream and monitor in one process, the node in another
+
+
+def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocchio(workspace, tmp_path):
+    from robot_dynamics_ros.dynamics import puma_urdf
+
+    peer = harness.Peer(namespace="/demo", outputs=("gravity_torques",))
+    peer.record("joint_states", JointState)
+    launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics_demo.launch.py", "namespace:=demo")
+    try:
+        peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, launch)
+        wait_for_nodes(peer, {"/demo/robot_dynamics", "/demo/puma_demo_stream"}, launch)
+        # The graph settles within a discovery round: look again before judging.
+        time.sleep(2.0)
+        names = graph_nodes(peer)
+        assert len(names) == len(set(names)), f"node names not unique: {names}"
+        assert names == ["/demo/puma_demo_monitor", "/demo/puma_demo_stream", "/demo/robot_dynamics"]
+
+        peer.wait_until(lambda: peer.count("gravity_torques") >= 50, 60.0, "50 gravity torques")
+        pin_model = robots.load_pinocchio(puma_urdf())
+        oracle = robots.PinocchioOracle(pin_model, robots.pinocchio_joint_names(pin_model))
+        sent = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in peer.messages("joint_states")}
+        checked = 0
+        for out in peer.messages("gravity_torques"):
+            state = sent.get((out.header.stamp.sec, out.header.stamp.nanosec))
+            if state is None:
+                continue
+            assert list(out.name) == list(state.name) == list(oracle.joint_names)
+            want = oracle.gravity_torques(np.array(state.position))
+            assert robots.rel_err(np.array(out.effort), want) <= 1e-9
+            checked += 1
+        assert checked >= 20, f"only {checked} gravity torques matched a joint state by stamp"
+        assert_clean_exit(launch)
+    finally:
+        launch.kill()
+        peer.close()
+
+
+# Bad arguments end the launch with an error that names them, before any process starts
+
+
+@pytest.mark.parametrize("argument, message", [
+    ("params_file:=/nonexistent/params.yaml", "params_file:='/nonexistent/params.yaml' is not a file"),
+    ("urdf_file:=/nonexistent/robot.urdf", "urdf_file:='/nonexistent/robot.urdf' is not a file"),
+    ("namespace:=two words", "namespace:='two words' is not a valid ROS namespace"),
+])
+def test_a_bad_argument_fails_the_launch_with_a_clear_error(workspace, tmp_path, argument, message):
+    launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics.launch.py", argument)
+    code = launch.wait(60.0)
+    launch.kill()
+    log = launch.log()
+    assert code != 0, log
+    assert message in log, log
+    assert "process started" not in log, log

@@ -510,3 +510,24 @@ def test_command_line_exit_status(tmp_path, short_panda):
     assert result.returncode == 1
     assert "no /joint_states topic in" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_csv_alone_needs_no_output_bag(short_panda, short_bag, tmp_path):
+    csv = tmp_path / "table.csv"
+    assert replay(short_bag, "--csv", csv) == 0
+    assert os.listdir(tmp_path) == ["table.csv"]
+    n = len(short_panda.joints)
+    with open(csv) as handle:
+        column = {name: i for i, name in enumerate(handle.readline().strip().split(","))}
+    table = np.loadtxt(csv, delimiter=",", skiprows=1, dtype=np.float64)
+    first_mass = column["mass_matrix[0][0]"]
+    for row in (0, len(table) - 1):
+        mass = table[row, first_mass:first_mass + n * n].reshape(n, n)
+        assert robots.rel_err(mass, short_panda.oracle.mass_matrix(short_panda.q[row])) <= TOLERANCE
+
+
+def test_nothing_to_write_is_a_usage_error(short_bag, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        replay_main([str(short_bag)])
+    assert exit_.value.code == 2
+    assert "give OUTPUT_BAG, --csv or --plot" in capsys.readouterr().err

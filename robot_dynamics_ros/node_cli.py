@@ -1,0 +1,54 @@
+"""The ``robot_dynamics_node`` executable: ``--help`` is answered here, before
+rclpy, numba and the dynamics load (seconds on a first run), then the node runs."""
+
+import sys
+
+USAGE = """\
+usage: robot_dynamics_node [-h] [--ros-args ...]
+
+The robot_dynamics node: reads a URDF and, for every joint state, publishes
+the mass matrix, the Coriolis matrix, Coriolis bounds and gravity torques.
+
+Parameters (--ros-args -p NAME:=VALUE, or --params-file FILE.yaml; each is
+documented in config/robot_dynamics.yaml):
+  urdf_file            path of the URDF (read-only)
+  robot_description    URDF text (read-only); with neither set, the node
+                       follows the robot_description topic
+  joints               output joint order (read-only; default: model order)
+  gravity              [gx, gy, gz] in the root frame, m/s^2 (read-only)
+  mimic                independent | reduce (read-only)
+  publish_christoffel  also publish ~/christoffel_symbols (default false)
+  payload.link, payload.mass, payload.com, payload.inertia
+                       a payload on a link, changeable at run time
+
+Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
+  in   robot_description     std_msgs/String, reliable, transient local
+       joint_states          sensor_msgs/JointState, matched by joint name
+       ~/payload             geometry_msgs/InertiaStamped, frame_id = link
+  out  ~/mass_matrix, ~/coriolis_matrix, ~/coriolis_bounds,
+       ~/christoffel_symbols std_msgs/Float64MultiArray, row-major
+       ~/gravity_torques     sensor_msgs/JointState, effort = g(q)
+       /diagnostics          diagnostic_msgs/DiagnosticArray, 1 Hz
+
+Example:
+  robot_dynamics_node --ros-args -p urdf_file:=robot.urdf -p publish_christoffel:=true
+  ros2 topic echo /robot_dynamics/mass_matrix
+  ros2 param set /robot_dynamics payload.mass 2.0
+"""
+
+
+def wants_help(argv) -> bool:
+    """-h or --help before --ros-args (what follows it belongs to rcl)."""
+    args = list(argv[1:])
+    if "--ros-args" in args:
+        args = args[:args.index("--ros-args")]
+    return "-h" in args or "--help" in args
+
+
+def main():
+    if wants_help(sys.argv):
+        print(USAGE, end="")
+        return
+    from robot_dynamics_ros import node
+
+    node.main()

@@ -1,0 +1,115 @@
+"""The README's commands that need no ROS command line run as written.
+
+The Python API example runs on its own; the examples in examples/ (copied
+verbatim into the README) and the README's `ros2 param set` sequence, sent
+as the SetParameters requests that command makes, run against a live node
+serving the PUMA, and what they print or change is checked against Pinocchio
+and the node's diagnostics.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import yaml
+from rclpy.parameter import Parameter
+
+import robots
+import ros_harness as harness
+from robot_dynamics_ros.dynamics import puma_urdf
+
+README = (harness.REPO / "README.md").read_text()
+EXAMPLES = sorted((harness.REPO / "examples").glob("*.py"))
+STARTUP_TIMEOUT = 180.0  # a first run on a machine compiles the numba kernels
+PAYLOAD_TIMEOUT = 60.0  # a new payload is served once the model's K_c is computed
+
+
+def run_python(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, *args], cwd=harness.REPO, env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_api_example_runs_and_its_checks_hold():
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "load_urdf(" in b]
+    run = run_python("-c", block)
+    assert run.returncode == 0, run.stderr
+    # Lines ending in True/False are checks the example makes of itself.
+    checks = re.findall(r": (True|False)$", run.stdout, re.M)
+    assert len(checks) == 3 and set(checks) == {"True"}, run.stdout
+
+
+def test_the_readme_shows_each_example_as_it_is():
+    assert EXAMPLES
+    for path in EXAMPLES:
+        assert path.read_text() in README, f"the README's copy of examples/{path.name} differs from the file"
+
+
+@pytest.fixture(scope="module")
+def puma(tmp_path_factory):
+    harness.isolate_ros_environment()
+    folder = tmp_path_factory.mktemp("readme")
+    urdf = folder / "puma.urdf"
+    urdf.write_text(puma_urdf())
+    peer = harness.Peer()
+    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", log_path=folder / "node.log")
+    try:
+        peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, node)
+        yield peer
+    finally:
+        node.stop()
+        peer.close()
+
+
+def served_payloads(peer, want: str):
+    peer.diagnostics(lambda v: v["payloads"] == want and v["update_pending"] == "no", PAYLOAD_TIMEOUT)
+
+
+def test_listen_example_prints_the_mass_matrix_of_the_joint_states(puma):
+    pin_model = robots.load_pinocchio(puma_urdf())
+    oracle = robots.PinocchioOracle(pin_model, robots.pinocchio_joint_names(pin_model))
+    q = np.array([0.3, -0.5, 0.8, 0.1, 0.3, -0.2])
+    stop = threading.Event()
+
+    def stream():
+        while not stop.wait(0.05):
+            puma.joint_pub.publish(harness.joint_state(oracle.joint_names, q))
+
+    streamer = threading.Thread(target=stream, daemon=True)
+    streamer.start()
+    try:
+        run = run_python("examples/listen_mass_matrix.py")
+    finally:
+        stop.set()
+        streamer.join()
+    assert run.returncode == 0, run.stderr
+    printed = np.array([float(x) for x in re.findall(r"-?\d+\.\d*(?:e[-+]?\d+)?", run.stdout)])
+    assert printed.shape == (36,), run.stdout
+    np.testing.assert_allclose(printed.reshape(6, 6), oracle.mass_matrix(q), atol=6e-4)
+
+
+def test_set_payload_example_puts_the_payload_on(puma):
+    run = run_python("examples/set_payload.py", "link6", "2.0")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "payload 2 kg on link6: accepted" in run.stdout
+    served_payloads(puma, "link6:2kg")
+    puma.set_parameters([Parameter("payload.mass", value=0.0)])
+    served_payloads(puma, "")
+
+
+def test_the_readme_ros2_param_set_sequence_sets_a_whole_payload(puma):
+    block = README[README.index("A whole payload"):]
+    block = block[:block.index("\n\n", block.index("\n    ros2 param set"))]
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("    ros2 param set")]
+    assert [c[4] for c in commands] == ["payload.link", "payload.com", "payload.inertia", "payload.mass"]
+    for _, _, _, node, name, value in commands:
+        assert node == "/robot_dynamics"
+        # ros2 param set reads the value as YAML and sends one SetParameters request.
+        [result] = puma.set_parameters([Parameter(name, value=yaml.safe_load(value))])
+        assert result.successful, f"{name} {value}: {result.reason}"
+    served_payloads(puma, "link6:2kg")
