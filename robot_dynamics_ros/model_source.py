@@ -16,17 +16,19 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
+from robot_dynamics_ros.dynamics.urdf import read_urdf_file
 
 # robot_state_publisher descriptions of large robots stay well below 1 MB; a
 # limit keeps a hostile or corrupted message from costing seconds of parsing.
-MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
+MAX_DESCRIPTION_BYTES = MAX_URDF_BYTES
 
 # Entities are how "billion laughs" and external-file inclusion attacks get in;
 # a URDF never needs a DOCTYPE, the only place where entities can be declared.
 _DTD_PATTERN = re.compile(rb"<!\s*(ENTITY|DOCTYPE)", re.IGNORECASE)
 
 
-class DescriptionError(ValueError):
+class DescriptionError(dynamics.URDFError):
     """A robot description refused before it reaches the URDF parser."""
 
 
@@ -52,21 +54,8 @@ def check_description(text: str) -> None:
 
 
 def read_description_file(path: Union[str, PathLike]) -> str:
-    """Read a URDF file, refusing an oversized one before reading it."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise DescriptionError(f"cannot read URDF file {str(path)!r}: {error}") from error
-    if size > MAX_DESCRIPTION_BYTES:
-        raise DescriptionError(
-            f"URDF file {str(path)!r} has {size} bytes, more than the limit of "
-            f"{MAX_DESCRIPTION_BYTES} bytes"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise DescriptionError(f"cannot read URDF file {str(path)!r}: {error}") from error
+    """The text of a URDF file (a regular file within the size limit), checked."""
+    text = read_urdf_file(path, MAX_DESCRIPTION_BYTES)
     check_description(text)
     return text
 
