@@ -9,13 +9,20 @@ one. Model, payloads and messages are built by the node's own modules
 (``model_source``, ``messages``); ``bag_io`` does the bag files.
 
 Nothing is left at OUTPUT_BAG, --csv or --plot unless the replay succeeds: all
-outputs are written under temporary names first and renamed at the end.
+outputs are written under temporary names first and moved to their names at
+the end, never over an existing path (two replays to one output: one wins, the
+other fails and leaves the winner's files alone). A failure to write (missing
+or read-only folder, full file system) and SIGTERM end the replay the same way
+as bad input: a one-line error, exit status 1 (143 for SIGTERM), nothing left.
 """
 
 import argparse
+import errno
 import io
 import os
 import shutil
+import signal
+import sqlite3
 import sys
 import tempfile
 import time
@@ -48,6 +55,11 @@ CHUNK = 2048
 
 class ReplayError(Exception):
     """Input the replay cannot use; the message says what and where."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like KeyboardInterrupt (past every `except Exception`),
+    so the staged outputs are removed."""
 
 
 def output_topics(christoffel: bool) -> Dict[str, str]:
@@ -313,9 +325,31 @@ class StagedOutputs:
         return Path(name)
 
     def commit(self):
-        """Rename the files first and the bag last: a complete bag means a complete replay."""
-        for staged, final, _ in sorted(self.outputs, key=lambda o: o[2] is not None):
-            os.replace(staged, final)
+        """Move the files first and the bag last (a complete bag means a complete
+        replay), each only where nothing exists: a hard link for a file, an
+        exclusive mkdir and a rename onto that empty folder for the bag. On a
+        failure the outputs moved so far are taken back."""
+        done = []
+        try:
+            for staged, final, folder in sorted(self.outputs, key=lambda o: o[2] is not None):
+                if folder is None:
+                    os.link(staged, final)
+                    done.append(final)
+                    os.unlink(staged)
+                else:
+                    os.mkdir(final)
+                    done.append(final)
+                    os.rename(staged, final)
+        except OSError as error:
+            for final in reversed(done):
+                if final.is_dir():
+                    shutil.rmtree(final, ignore_errors=True)
+                else:
+                    final.unlink()
+            if error.errno == errno.EEXIST:
+                raise ReplayError(f"{str(error.filename2 or error.filename)!r} was created by "
+                                  "someone else during the replay; not overwriting it") from error
+            raise
 
     def discard(self):
         for staged, _, folder in self.outputs:
@@ -342,11 +376,27 @@ def plot_format(path: Path) -> str:
     return fmt
 
 
+def check_output_paths(paths: Sequence[Optional[Path]]):
+    """Each output a new, distinct path in an existing folder, before any work."""
+    given = [path for path in paths if path is not None]
+    seen = {}
+    for path in given:
+        # lexists: a dangling symlink exists too, and writing through it is refused.
+        if os.path.lexists(path):
+            raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
+        parent = path.absolute().parent
+        if not parent.is_dir():
+            raise ReplayError(f"cannot write {str(path)!r}: {str(parent)!r} is not a directory")
+        key = os.path.realpath(path)
+        if key in seen:
+            raise ReplayError(f"{str(seen[key])!r} and {str(path)!r} name the same file; "
+                              "each output needs its own")
+        seen[key] = path
+
+
 def replay(args) -> dict:
     """Run the replay described by parsed arguments; returns a summary."""
-    for path in (args.output, args.csv, args.plot):
-        if path is not None and path.exists():
-            raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
+    check_output_paths((args.output, args.csv, args.plot))
     if args.plot:
         args.plot_format = plot_format(args.plot)
     reader = bag_io.open_reader(args.input)
@@ -360,6 +410,9 @@ def replay(args) -> dict:
         try:
             summary = run(reader, connections, served, args, staged)
             staged.commit()
+        # sqlite3.Error: the sqlite3 storage reports a full disk as its own error.
+        except (OSError, sqlite3.Error) as error:
+            raise ReplayError(f"cannot write the outputs: {error}") from error
         finally:
             staged.discard()
     finally:
@@ -439,13 +492,23 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
             "seconds": elapsed, "storage": storage, "topics": output_topics(args.christoffel)}
 
 
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         summary = replay(args)
     except (ReplayError, bag_io.BagError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
+    except Terminated:
+        print(f"{PROG}: error: terminated (SIGTERM); no output written", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not args.quiet:
         rate = summary["processed"] / max(summary["seconds"], 1e-9)
         print(f"{summary['processed']} of {summary['read']} joint states replayed in "
