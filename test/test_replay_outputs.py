@@ -110,12 +110,12 @@ def test_urdf_that_is_not_a_regular_file(short_bag, tmp_path, kind):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("index, value", [(1, "1e200"), (2, "1e200"), (5, "1e200"), (1, "-1")],
-                         ids=["mass", "com", "inertia", "negative-mass"])
-def test_payload_beyond_the_limits(short_bag, tmp_path, capsys, index, value):
+@pytest.mark.parametrize("indices", [(1,), (2,), (5, 8, 10)], ids=["mass", "com", "inertia"])
+def test_payload_beyond_the_limits(short_bag, tmp_path, capsys, indices):
     link, mass, com, six = HAND_PAYLOAD
     payload = [link, mass, *com, *six]
-    payload[index] = value
+    for index in indices:
+        payload[index] = "1e200"
     fails_cleanly(capsys, [short_bag, tmp_path / "out", "--payload", *payload], link)
     assert os.listdir(tmp_path) == []
 
