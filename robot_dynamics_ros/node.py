@@ -25,6 +25,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
@@ -38,6 +39,7 @@ from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.messages import (
     JointStateMatcher,
     JointStateRejected,
+    StampGaps,
     compute_outputs,
     output_templates,
     payload_from_inertia,
@@ -85,6 +87,7 @@ class DynamicsNode(Node):
         self._declare_parameters()
         self._processed = 0
         self._dropped = Counter()
+        self._stamp_gaps = StampGaps()
         self._problems_reported = 0
         self._last_error = ""
         self._latency_ns = np.zeros(LATENCY_WINDOW)
@@ -115,7 +118,8 @@ class DynamicsNode(Node):
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
-                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
+                                 qos_overriding_options=QoSOverridingOptions.with_default_policies(),
+                                 event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost))
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
         self.create_timer(1.0, self._publish_diagnostics)
 
@@ -196,6 +200,10 @@ class DynamicsNode(Node):
 
     def _on_joint_state(self, msg: JointState):
         start = time.perf_counter_ns()
+        lost = self._stamp_gaps.missing(msg.header.stamp)
+        if lost:
+            self._drop("stamp_gap", f"{lost} joint states missing before stamp "
+                       f"{msg.header.stamp.sec}.{msg.header.stamp.nanosec:09d} (queue overflow?)", lost)
         live = self._service.live
         if live is None:
             self._drop("no_model", "no robot model loaded yet")
@@ -234,8 +242,13 @@ class DynamicsNode(Node):
             self._pub_christoffel.publish(out_christoffel)
         self._pub_gravity.publish(out_gravity)
 
-    def _drop(self, kind: str, reason: str):
-        self._dropped[kind] += 1
+    def _on_lost(self, info):
+        """DDS saw joint states that never reached the queue (sequence gaps)."""
+        self._drop("lost_in_transport", f"DDS reports {info.total_count_change} joint states lost",
+                   info.total_count_change)
+
+    def _drop(self, kind: str, reason: str, count: int = 1):
+        self._dropped[kind] += count
         self._last_error = f"dropped joint_states ({kind}): {reason}"
         self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)
 
