@@ -147,7 +147,7 @@ class DynamicsNode(Node):
         self.declare_parameter("payload.link", "", _descriptor(
             "Link that carries the parameter payload", string))
         self.declare_parameter("payload.mass", 0.0, _descriptor(
-            "Payload mass in kg, >= 0; 0 removes the payload of payload.link", double))
+            "Payload mass in kg, 0 to 1e9; 0 removes the payload of payload.link", double))
         self.declare_parameter("payload.com", [0.0, 0.0, 0.0], _descriptor(
             "Payload centre of mass [x, y, z] in the link frame, m", doubles))
         self.declare_parameter("payload.inertia", [0.0] * 6, _descriptor(
