@@ -10,7 +10,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from os import PathLike
-from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Optional, Sequence, Tuple, Union
 

@@ -10,7 +10,6 @@ nothing at all (parameters, payloads, which topics are published).
 
 import math
 
-import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
