@@ -17,6 +17,7 @@ as bad input: a one-line error, exit status 1 (143 for SIGTERM), nothing left.
 """
 
 import argparse
+import contextlib
 import errno
 import io
 import os
@@ -60,6 +61,35 @@ class ReplayError(Exception):
 class Terminated(BaseException):
     """SIGTERM arrived: unwind like KeyboardInterrupt (past every `except Exception`),
     so the staged outputs are removed."""
+
+
+class _Termination:
+    """The SIGTERM handler, held off while a staged file exists but is not yet
+    recorded (it would be left behind), or while outputs move into place."""
+
+    def __init__(self):
+        self.depth = 0
+        self.pending = False
+
+    def handler(self, signum, frame):
+        if self.depth:
+            self.pending = True
+        else:
+            raise Terminated()
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth and self.pending:
+                self.pending = False
+                raise Terminated()
+
+
+TERMINATION = _Termination()
 
 
 def output_topics(christoffel: bool) -> Dict[str, str]:
@@ -309,19 +339,21 @@ class StagedOutputs:
     def bag(self, final: Path) -> Path:
         # The bag keeps its final name inside a hidden folder, so its storage
         # file (named after the bag directory) is already named right.
-        folder = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.absolute().parent))
-        self.outputs.append((folder / final.name, final, folder))
+        with TERMINATION.deferred():
+            folder = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.absolute().parent))
+            self.outputs.append((folder / final.name, final, folder))
         return folder / final.name
 
     def file(self, final: Path) -> Path:
-        handle, name = tempfile.mkstemp(prefix=f".{final.name}.partial-", suffix=final.suffix,
-                                        dir=final.absolute().parent)
+        with TERMINATION.deferred():
+            handle, name = tempfile.mkstemp(prefix=f".{final.name}.partial-", suffix=final.suffix,
+                                            dir=final.absolute().parent)
+            self.outputs.append((Path(name), final, None))
         os.close(handle)
         # mkstemp makes the file private (0600); the output gets the usual umask mode.
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(name, 0o666 & ~umask)
-        self.outputs.append((Path(name), final, None))
         return Path(name)
 
     def commit(self):
@@ -329,6 +361,10 @@ class StagedOutputs:
         replay), each only where nothing exists: a hard link for a file, an
         exclusive mkdir and a rename onto that empty folder for the bag. On a
         failure the outputs moved so far are taken back."""
+        with TERMINATION.deferred():
+            self._move_into_place()
+
+    def _move_into_place(self):
         done = []
         try:
             for staged, final, folder in sorted(self.outputs, key=lambda o: o[2] is not None):
@@ -352,11 +388,12 @@ class StagedOutputs:
             raise
 
     def discard(self):
-        for staged, _, folder in self.outputs:
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
-            elif staged.exists():
-                staged.unlink()
+        with TERMINATION.deferred():
+            for staged, _, folder in self.outputs:
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+                elif staged.exists():
+                    staged.unlink()
 
 
 def plot_format(path: Path) -> str:
@@ -492,20 +529,16 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
             "seconds": elapsed, "storage": storage, "topics": output_topics(args.christoffel)}
 
 
-def _terminate(signum, frame):
-    raise Terminated()
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = signal.signal(signal.SIGTERM, TERMINATION.handler)
     try:
         summary = replay(args)
     except (ReplayError, bag_io.BagError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     except Terminated:
-        print(f"{PROG}: error: terminated (SIGTERM); no output written", file=sys.stderr)
+        print(f"{PROG}: error: terminated (SIGTERM); nothing partial left", file=sys.stderr)
         return 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -140,13 +140,17 @@ def test_losing_the_race_for_the_output_leaves_the_winner_alone(short_bag, tmp_p
     assert sorted(os.listdir(tmp_path)) == ["out", "t.csv"] and os.listdir(out) == ["metadata.yaml"]
 
 
-def test_sigterm_midway_leaves_nothing(short_bag, tmp_path):
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.25])
+def test_sigterm_midway_leaves_nothing(short_bag, tmp_path, delay):
+    """At the first staged file (the window where one exists but is not yet
+    recorded for removal), and later while the bag, CSV and plot are written."""
     out = tmp_path / "out"
     process = replay_process(short_bag, out, "--csv", tmp_path / "t.csv", "--plot", tmp_path / "p.png")
     deadline = time.monotonic() + 120
     while not any(name.startswith(".") for name in os.listdir(tmp_path)):
         assert process.poll() is None and time.monotonic() < deadline, "the replay never staged its outputs"
         time.sleep(0.001)
+    time.sleep(delay)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 128 + signal.SIGTERM, err
