@@ -60,7 +60,7 @@ def mutated_urdfs(draw):
             root.append(ET.fromstring(ET.tostring(draw(st.sampled_from(tops)))))
         elif kind == "reparent" and joints:
             joint = draw(st.sampled_from(joints))
-            links = [e.get("name") for e in root if e.tag == "link"] or ["none"]
+            links = [e.get("name") for e in root if e.tag == "link" and e.get("name")] or ["none"]
             role = draw(st.sampled_from(("parent", "child")))
             target = joint.find(role)
             if target is not None:
@@ -104,3 +104,35 @@ def test_mutated_urdf_loads_finite_or_raises_dynamics_error(case, seed):
                             ("C", coriolis_matrix(model, q, qd))):
             assert np.all(np.isfinite(value)), (
                 f"{name} ({mimic}): {what} not finite at q={q.tolist()}, qd={qd.tolist()}")
+
+
+MODELS = {name: load_urdf(text) for name, text in ROBOTS.items()}
+# Mostly plausible numbers, so that a fair share of payloads is accepted and
+# their dynamics checked, with extremes mixed in.
+payload_numbers = st.one_of(*[st.floats(0.0, 2.0)] * 6,
+                            st.sampled_from([float(x) for x in EXTREMES[:-5] if x]),
+                            st.floats(allow_nan=True, allow_infinity=True))
+
+
+@settings(max_examples=int(os.environ.get("HOSTILE_URDF_EXAMPLES", "500")), deadline=None)
+@given(name=st.sampled_from(sorted(MODELS)), data=st.data(),
+       values=st.lists(payload_numbers, min_size=10, max_size=10), seed=st.integers(0, 2**32 - 1))
+def test_payload_gives_finite_dynamics_or_raises_dynamics_error(name, data, values, seed):
+    """The same property for payloads: any numbers on any link."""
+    model = MODELS[name]
+    link = data.draw(st.sampled_from(model.link_names))
+    mass, com, six = values[0], values[1:4], values[4:]
+    if data.draw(st.booleans()):  # a sphere's inertia: valid whenever its moment is >= 0
+        inertia = np.diag([six[0]] * 3)
+    else:
+        inertia = np.array([[six[0], six[1], six[2]], [six[1], six[3], six[4]], [six[2], six[4], six[5]]])
+    try:
+        loaded = model.with_payload(link, mass, com, inertia)
+    except DynamicsError:
+        event("refused")
+        return
+    event("accepted")
+    for q, qd in random_states(loaded, np.random.default_rng(seed), 2):
+        for what, value in (("M", mass_matrix(loaded, q)), ("g", gravity_torques(loaded, q)),
+                            ("C", coriolis_matrix(loaded, q, qd))):
+            assert np.all(np.isfinite(value)), f"{name}, payload on {link}: {what} not finite"
