@@ -184,3 +184,48 @@ def _floats(values) -> np.ndarray:
     if isinstance(values, array.array):
         return np.frombuffer(values, dtype=np.float64)
     return np.asarray(values, dtype=np.float64)
+
+
+class StampGaps:
+    """How many joint states are missing before each one, judged by header stamps.
+
+    When the node falls behind, its KEEP_LAST subscription queue overwrites
+    the oldest joint states, and DDS reports no loss for that: the only trace
+    is a jump in the stamps of what arrives. The publisher's period is the
+    mean of the intervals between stamps, over the last ``WINDOW``, that are
+    below 1.5 times their 10th percentile: an overflowing queue still delivers
+    runs of consecutive joint states (its depth of them at a time), so the low
+    intervals stay at the period even when most joint states are lost, where a
+    median would be a gap itself; the mean then averages out the jitter of the
+    publisher's stamps. An interval
+    of k periods (rounded, k >= 2) means k - 1 joint states lost. Stamps that
+    do not increase (several publishers interleaved, or stamps left at zero)
+    count nothing, and neither does a gap over ``MAX_GAP_NS``: that is a
+    stream paused or restarted, not a queue overflow.
+    """
+
+    WINDOW = 64
+    MAX_GAP_NS = 1_000_000_000
+
+    def __init__(self):
+        self._last = 0
+        self._intervals = np.zeros(self.WINDOW)
+        self._count = 0
+        self._period = 0.0
+
+    def missing(self, stamp) -> int:
+        """Joint states lost between the previous stamp and ``stamp`` (a builtin_interfaces/Time)."""
+        now = stamp.sec * 1_000_000_000 + stamp.nanosec
+        last, self._last = self._last, now
+        interval = now - last
+        if last == 0 or interval <= 0 or interval > self.MAX_GAP_NS:
+            return 0
+        self._intervals[self._count % self.WINDOW] = interval
+        self._count += 1
+        if self._count % self.WINDOW == 0:
+            low = np.percentile(self._intervals, 10)
+            self._period = float(np.mean(self._intervals[self._intervals < 1.5 * low]))
+        if self._period and interval >= 1.5 * self._period:
+            return round(interval / self._period) - 1
+        return 0
+

@@ -7,26 +7,29 @@ positive semidefinite with the triangle inequalities, link present) belongs to
 """
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from os import PathLike
-from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.dynamics.model import replace_payload
+from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
+from robot_dynamics_ros.dynamics.urdf import read_urdf_file
 
 # robot_state_publisher descriptions of large robots stay well below 1 MB; a
 # limit keeps a hostile or corrupted message from costing seconds of parsing.
-MAX_DESCRIPTION_BYTES = 10 * 1024 * 1024
+MAX_DESCRIPTION_BYTES = MAX_URDF_BYTES
 
 # Entities are how "billion laughs" and external-file inclusion attacks get in;
 # a URDF never needs a DOCTYPE, the only place where entities can be declared.
 _DTD_PATTERN = re.compile(rb"<!\s*(ENTITY|DOCTYPE)", re.IGNORECASE)
 
 
-class DescriptionError(ValueError):
+class DescriptionError(dynamics.URDFError):
     """A robot description refused before it reaches the URDF parser."""
 
 
@@ -52,21 +55,8 @@ def check_description(text: str) -> None:
 
 
 def read_description_file(path: Union[str, PathLike]) -> str:
-    """Read a URDF file, refusing an oversized one before reading it."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise DescriptionError(f"cannot read URDF file {str(path)!r}: {error}") from error
-    if size > MAX_DESCRIPTION_BYTES:
-        raise DescriptionError(
-            f"URDF file {str(path)!r} has {size} bytes, more than the limit of "
-            f"{MAX_DESCRIPTION_BYTES} bytes"
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise DescriptionError(f"cannot read URDF file {str(path)!r}: {error}") from error
+    """The text of a URDF file (a regular file within the size limit), checked."""
+    text = read_urdf_file(path, MAX_DESCRIPTION_BYTES)
     check_description(text)
     return text
 
@@ -75,7 +65,7 @@ def inertia_matrix(six: Sequence[float]) -> np.ndarray:
     """3x3 inertia from [ixx, ixy, ixz, iyy, iyz, izz] (the URDF / ROS order)."""
     values = np.asarray(six, dtype=float)
     if values.shape != (6,):
-        raise ValueError(
+        raise dynamics.PayloadError(
             f"payload inertia needs 6 values [ixx ixy ixz iyy iyz izz], got {values.size}"
         )
     ixx, ixy, ixz, iyy, iyz, izz = values
@@ -99,7 +89,7 @@ class Payload:
             inertia = inertia_matrix(inertia.ravel())
         com = np.asarray(com, dtype=float)
         if com.shape != (3,):
-            raise ValueError(f"payload CoM needs 3 values [x y z], got {com.size}")
+            raise dynamics.PayloadError(f"payload CoM needs 3 values [x y z], got {com.size}")
         return cls(
             link=str(link),
             mass=float(mass),
@@ -133,11 +123,7 @@ class ServedModel:
         payload is invalid; self is left untouched.
         """
         model = payload.apply_to(self.model)
-        payloads = dict(self.payloads)
-        if payload.mass == 0.0:
-            payloads.pop(payload.link, None)
-        else:
-            payloads[payload.link] = payload
+        payloads = replace_payload(self.payloads, payload.link, payload.mass, payload)
         return replace(self, model=model, payloads=MappingProxyType(payloads))
 
     def reorder(self, array: np.ndarray) -> np.ndarray:
@@ -153,9 +139,10 @@ def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...
     if not joints:
         return names, None
     joints = tuple(joints)
-    unknown = [j for j in joints if j not in names]
-    missing = [j for j in names if j not in joints]
-    repeated = sorted({j for j in joints if joints.count(j) > 1})
+    known, wanted = set(names), set(joints)
+    unknown = [j for j in joints if j not in known]
+    missing = [j for j in names if j not in wanted]
+    repeated = sorted(j for j, count in Counter(joints).items() if count > 1)
     if unknown or missing or repeated:
         problems = []
         if unknown:
@@ -168,7 +155,8 @@ def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...
             "the joints parameter must list every actuated joint of the model once ("
             + "; ".join(problems) + ")"
         )
-    perm = np.array([names.index(j) for j in joints], dtype=np.intp)
+    index = {name: i for i, name in enumerate(names)}
+    perm = np.array([index[j] for j in joints], dtype=np.intp)
     if np.array_equal(perm, np.arange(len(names))):
         return joints, None
     return joints, perm
@@ -179,18 +167,11 @@ def serve(base, joints: Optional[Sequence[str]], payloads=()) -> ServedModel:
 
     Raises DynamicsError for an invalid payload, ValueError for a bad ``joints``.
     """
-    model = base
-    by_link = {}
-    for payload in payloads:
-        model = payload.apply_to(model)
-        by_link[payload.link] = payload
     order, perm = output_order(base, joints)
-    return ServedModel(
-        payloads=MappingProxyType(by_link),
-        model=model,
-        joints=order,
-        perm=perm,
-    )
+    served = ServedModel(payloads=MappingProxyType({}), model=base, joints=order, perm=perm)
+    for payload in payloads:
+        served = served.with_payload(payload)
+    return served
 
 
 def load_description(

@@ -1,15 +1,11 @@
 """The ROS 2 node ``robot_dynamics``: dynamics of the described robot at every joint state.
 
-Thin by design: messages are converted in ``messages``, models are built in
-``model_source``, numbers come from ``dynamics``. What this file owns is the
-wiring and the threading contract:
-
-- The hot path (``joint_states``, executor thread) reads one immutable
-  ``_Live`` snapshot per message, so all outputs of one input come from one model.
-- Model changes (a new ``robot_description``, payloads from the parameters or
-  ``~/payload``) are validated on the executor thread, then built on the
-  builder thread: parsed, payloads applied, every output run once (K_c is
-  computed per model), and only then swapped in with one reference assignment.
+Thin by design: messages are converted in ``messages``, requests (new
+descriptions, parameter sets, ``~/payload``) are validated and applied by
+``model_service`` (which owns the builder thread and the atomic swap), numbers
+come from ``dynamics``. The hot path (``joint_states``, executor thread) reads
+one immutable ``_Live`` snapshot per message, so all outputs of one input
+come from one model.
 """
 
 import os
@@ -19,18 +15,17 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import gc
-import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional
+from typing import Dict
 
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
@@ -44,19 +39,15 @@ from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.messages import (
     JointStateMatcher,
     JointStateRejected,
+    StampGaps,
     compute_outputs,
     output_templates,
     payload_from_inertia,
 )
-from robot_dynamics_ros.model_source import (
-    Payload,
-    ServedModel,
-    load_description,
-    read_description_file,
-)
+from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
+from robot_dynamics_ros.model_source import ServedModel, read_description_file
 
 NODE_NAME = "robot_dynamics"
-PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
 LATENCY_WINDOW = 4096  # compute-time samples kept between two diagnostics reports
 WAITING_LOG_PERIOD = 5.0  # s between "waiting for a robot model" lines
@@ -96,24 +87,10 @@ class DynamicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self._declare_parameters()
-        self._gravity = tuple(self.get_parameter("gravity").value)
-        self._mimic = self.get_parameter("mimic").value
-        self._joints = tuple(self.get_parameter_or("joints").value or ())
-        self._publish_christoffel = self.get_parameter("publish_christoffel").value
-
-        self._live: Optional[_Live] = None
-        # Builder input, guarded by the condition _requests.
-        self._requests = threading.Condition()
-        self._requested_description = None  # (origin, loader) not built yet
-        self._requested_payloads = {}  # link -> Payload
-        self._requested_version = 0
-        self._served_version = 0
-        self._stopping = False
         self._processed = 0
         self._dropped = Counter()
-        self._dropped_reported = 0
-        self._payloads_refused = 0
-        self._descriptions_rejected = 0
+        self._stamp_gaps = StampGaps()
+        self._problems_reported = 0
         self._last_error = ""
         self._latency_ns = np.zeros(LATENCY_WINDOW)
         self._latency_count = 0
@@ -126,29 +103,31 @@ class DynamicsNode(Node):
         self._pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
-        initial = self._initial_payload()
-        if initial is not None:
-            self._request(payload=initial)
+        self._service = ModelService(
+            parameters={name: self.get_parameter(name).value for name in RUNTIME_PARAMETERS},
+            gravity=self.get_parameter("gravity").value, mimic=self.get_parameter("mimic").value,
+            joints=self.get_parameter_or("joints").value, prepare=self._prepare,
+            report=self._report_error, installed=self._install, niceness=BUILDER_NICENESS)
         text = self.get_parameter("robot_description").value
         path = self.get_parameter("urdf_file").value
         if text:
-            self._request(description=("parameter robot_description", lambda: text))
+            self._service.request_description("parameter robot_description", lambda: text)
             self._waiting_for = f"building it from the robot_description parameter{COMPILING}"
         elif path:
-            self._request(description=(f"urdf_file {path}", lambda: read_description_file(path)))
+            self._service.request_description(f"urdf_file {path}", lambda: read_description_file(path))
             self._waiting_for = f"building it from urdf_file {path}{COMPILING}"
         else:
             topic = self.create_subscription(
                 String, "robot_description", self._on_description, DESCRIPTION_QOS).topic_name
             self._waiting_for = (f"listening on {topic} (std_msgs/String, transient local, as "
                                  "robot_state_publisher publishes it), or set the urdf_file parameter")
-        self._builder = threading.Thread(target=self._build_loop, name="model_builder", daemon=True)
-        self._builder.start()
+        self._service.start()
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._joint_states_topic = self.create_subscription(
             JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies()).topic_name
+            qos_overriding_options=QoSOverridingOptions.with_default_policies(),
+            event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost)).topic_name
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
@@ -156,7 +135,7 @@ class DynamicsNode(Node):
 
     def _log_waiting(self):
         """Until a model is served, say where the node looks for one: silence looks like a hang."""
-        if self._live is not None:
+        if self._service.live is not None:
             self._waiting_timer.cancel()
             return
         self.get_logger().info(
@@ -186,115 +165,20 @@ class DynamicsNode(Node):
         self.declare_parameter("payload.link", "", _descriptor(
             "Link that carries the parameter payload", string))
         self.declare_parameter("payload.mass", 0.0, _descriptor(
-            "Payload mass in kg, >= 0; 0 removes the payload of payload.link", double))
+            "Payload mass in kg, 0 to 1e9; 0 removes the payload of payload.link", double))
         self.declare_parameter("payload.com", [0.0, 0.0, 0.0], _descriptor(
             "Payload centre of mass [x, y, z] in the link frame, m", doubles))
         self.declare_parameter("payload.inertia", [0.0] * 6, _descriptor(
             "Payload inertia [ixx, ixy, ixz, iyy, iyz, izz] about its CoM in link axes, kg m^2",
             doubles))
 
-    def _initial_payload(self) -> Optional[Payload]:
-        """The payload of the parameters given at start, checked once a model exists."""
-        values = [self.get_parameter(name).value for name in PAYLOAD_PARAMETERS]
-        if not values[0] and values[1] == 0.0:
-            return None
-        try:
-            return Payload.create(*values)
-        except ValueError as error:
-            self._report_error(f"initial payload parameters not applied: {error}")
-            return None
-
-    # Model changes: requested on the executor thread, built on the builder thread
-
-    def _request(self, description=None, payload: Optional[Payload] = None):
-        """Ask the builder for a new description and/or payload; later requests win."""
-        with self._requests:
-            payloads = dict(self._requested_payloads)
-            if payload is not None:
-                if payload.mass == 0.0:
-                    payloads.pop(payload.link, None)
-                else:
-                    payloads[payload.link] = payload
-            if description is None and payloads == self._requested_payloads:
-                return  # nothing changes: spare the builder a model (and its K_c)
-            if description is not None:
-                self._requested_description = description
-            self._requested_payloads = payloads
-            self._requested_version += 1
-            self._requests.notify()
-
     def _on_description(self, msg: String):
         self._waiting_for = f"building it from the last message on robot_description{COMPILING}"
-        self._request(description=("topic robot_description", lambda: msg.data))
+        self._service.request_description("topic robot_description", lambda: msg.data)
 
-    def _build_loop(self):
-        """Serve what was last requested, one complete model at a time.
-
-        Runs every output once on a new model before swapping it in
-        (``_prepare``), so compilation and per-model caches (K_c) never land
-        on the hot path.
-        Requests arriving meanwhile are folded into the next round.
-        """
-        # Below the executor thread: a K_c search fills every core for a few
-        # hundred ms, and the joint states keep coming meanwhile. Linux threads
-        # inherit it, so the batch threads this thread starts run below too.
-        if sys.platform == "linux":
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BUILDER_NICENESS)
-        base = origin = None
-        while True:
-            with self._requests:
-                self._requests.wait_for(
-                    lambda: self._stopping or self._requested_version != self._served_version)
-                if self._stopping:
-                    return
-                version = self._requested_version
-                description, self._requested_description = self._requested_description, None
-                payloads = list(self._requested_payloads.values())
-            if description is not None:
-                loaded = self._load(*description)
-                if loaded is not None:
-                    base, origin = loaded, description[0]
-            if base is not None:
-                served = self._apply_payloads(base, payloads)
-                try:
-                    live = self._prepare(served)
-                # A model the numerics fail on must not end this thread.
-                except Exception as error:  # noqa: BLE001
-                    self._report_error(f"model from {origin} not served: {type(error).__name__}: {error}")
-                else:
-                    self._install(live)
-            self._served_version = version
-
-    def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
-        try:
-            served = load_description(
-                load(), gravity=self._gravity, mimic=self._mimic, joints=self._joints)
-        # Whatever a broken description raises, the last good model stays.
-        except Exception as error:  # noqa: BLE001
-            self._descriptions_rejected += 1
-            self._report_error(f"rejected robot description from {origin}: {error}")
-            return None
-        self.get_logger().info(
-            f"robot {served.model.name!r} from {origin}: {served.model.nv} DoF, "
-            f"joints {', '.join(served.joints)}")
-        return served
-
-    def _apply_payloads(self, served: ServedModel, payloads) -> ServedModel:
-        for payload in payloads:
-            try:
-                served = served.with_payload(payload)
-            except ValueError as error:
-                # Checked against the previous robot when requested: forget it.
-                self._report_error(f"payload on {payload.link!r} dropped for this robot: {error}")
-                with self._requests:
-                    if self._requested_payloads.get(payload.link) == payload:
-                        del self._requested_payloads[payload.link]
-        return served
-
-    def _prepare(self, served: ServedModel) -> _Live:
-        """The hot path's snapshot of ``served``, its outputs computed once."""
+    def _prepare(self, served: ServedModel, old) -> _Live:
+        """The hot path's snapshot of ``served``, its outputs computed once (builder thread)."""
         compute_outputs(served.model, np.zeros(served.model.nv), np.ones(served.model.nv))
-        old = self._live
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
         same_outputs = old is not None and old.served.joints == served.joints
         return _Live(
@@ -304,8 +188,7 @@ class DynamicsNode(Node):
         )
 
     def _install(self, live: _Live):
-        """Swap the served snapshot (builder thread only: one writer, no lock)."""
-        self._live = live
+        """After the service swapped ``live`` in (builder thread)."""
         # A full collection walks every object the libraries and models made
         # (20 ms here), long enough for the joint_states queue to overflow;
         # what exists now lives as long as the model, so collections skip it.
@@ -315,43 +198,18 @@ class DynamicsNode(Node):
             f"serving {live.served.model.name!r} with payloads: {payloads or 'none'}")
 
     def _on_set_parameters(self, params) -> SetParametersResult:
-        """Accept or refuse a payload change, checked against the served model.
-
-        The accepted payload is handed to the builder; outputs switch to it
-        once its model is complete, all at once.
-        """
-        changes = {p.name: p.value for p in params}
-        if "publish_christoffel" in changes:
-            self._publish_christoffel = bool(changes["publish_christoffel"])
-        if not any(name in changes for name in PAYLOAD_PARAMETERS):
-            return SetParametersResult(successful=True)
-        values = [changes.get(name, self.get_parameter(name).value) for name in PAYLOAD_PARAMETERS]
+        """All of a request or none of it: the service validates, then applies."""
         try:
-            payload = self._checked_payload(lambda: Payload.create(*values))
-        except ValueError as error:
-            self._payloads_refused += 1
-            self._report_error(f"payload parameters refused: {error}")
+            self._service.set_parameters({p.name: p.value for p in params})
+        except RequestRefused as error:
             return SetParametersResult(successful=False, reason=str(error))
-        self._request(payload=payload)
         return SetParametersResult(successful=True)
 
     def _on_payload(self, msg: InertiaStamped):
         try:
-            payload = self._checked_payload(lambda: payload_from_inertia(msg))
-        except ValueError as error:
-            self._payloads_refused += 1
-            self._report_error(f"payload on ~/payload refused: {error}")
-            return
-        self._request(payload=payload)
-
-    def _checked_payload(self, make: Callable[[], Payload]) -> Payload:
-        """The payload ``make`` builds, validated by the served model (ValueError if not)."""
-        live = self._live
-        if live is None:
-            raise ValueError("no robot model is loaded yet to check the payload against")
-        payload = make()
-        live.served.with_payload(payload)
-        return payload
+            self._service.request_payload(lambda: payload_from_inertia(msg))
+        except RequestRefused:
+            pass  # counted and reported by the service
 
     def _report_error(self, text: str):
         self._last_error = text
@@ -361,7 +219,11 @@ class DynamicsNode(Node):
 
     def _on_joint_state(self, msg: JointState):
         start = time.perf_counter_ns()
-        live = self._live
+        lost = self._stamp_gaps.missing(msg.header.stamp)
+        if lost:
+            self._drop("stamp_gap", f"{lost} joint states missing before stamp "
+                       f"{msg.header.stamp.sec}.{msg.header.stamp.nanosec:09d} (queue overflow?)", lost)
+        live = self._service.live
         if live is None:
             self._drop("no_model", "no robot model loaded yet")
             return
@@ -388,7 +250,7 @@ class DynamicsNode(Node):
             served.reorder(values["gravity_torques"]), msg.header.stamp)
         out_christoffel = (
             templates["christoffel_symbols"].encode_one(served.reorder(values["christoffel_symbols"]))
-            if self._publish_christoffel else None)
+            if self._service.parameters["publish_christoffel"] else None)
         self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
         self._latency_count += 1
         self._processed += 1
@@ -399,15 +261,21 @@ class DynamicsNode(Node):
             self._pub_christoffel.publish(out_christoffel)
         self._pub_gravity.publish(out_gravity)
 
-    def _drop(self, kind: str, reason: str):
-        self._dropped[kind] += 1
+    def _on_lost(self, info):
+        """DDS saw joint states that never reached the queue (sequence gaps)."""
+        self._drop("lost_in_transport", f"DDS reports {info.total_count_change} joint states lost",
+                   info.total_count_change)
+
+    def _drop(self, kind: str, reason: str, count: int = 1):
+        self._dropped[kind] += count
         self._last_error = f"dropped joint_states ({kind}): {reason}"
         self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)
 
     # Diagnostics (executor thread, 1 Hz)
 
     def _publish_diagnostics(self):
-        live = self._live
+        live = self._service.live
+        refused = self._service.refused
         count = self._latency_count
         window = min(count - self._latency_reported, LATENCY_WINDOW)
         self._latency_reported = count
@@ -422,21 +290,24 @@ class DynamicsNode(Node):
             "processed": str(self._processed),
             "dropped": str(dropped),
             **{f"dropped.{kind}": str(n) for kind, n in sorted(self._dropped.items())},
-            "update_pending": "yes" if self._requested_version != self._served_version else "no",
-            "payloads_refused": str(self._payloads_refused),
-            "descriptions_rejected": str(self._descriptions_rejected),
+            "update_pending": "yes" if self._service.update_pending else "no",
+            "payloads_refused": str(refused["payload_parameters"] + refused["payload_topic"]),
+            "descriptions_rejected": str(refused["description"]),
+            **{f"refused.{kind}": str(n) for kind, n in sorted(refused.items())},
             "compute_samples": str(window),
             "compute_mean_us": f"{recent.mean() / 1e3:.1f}" if window else "",
             "compute_p99_us": f"{np.percentile(recent, 99) / 1e3:.1f}" if window else "",
             "last_error": self._last_error,
         }
-        new_drops = dropped - self._dropped_reported
-        self._dropped_reported = dropped
+        problems = dropped + sum(refused.values())
+        new_problems = problems - self._problems_reported
+        self._problems_reported = problems
         if live is None:
             level, message = DiagnosticStatus.ERROR, "no robot model loaded"
-        elif new_drops:
+        elif new_problems:
             level = DiagnosticStatus.WARN
-            message = f"serving {live.served.model.name}; {new_drops} joint states dropped in the last second"
+            message = (f"serving {live.served.model.name}; {new_problems} inputs dropped or "
+                       "refused in the last second")
         else:
             level, message = DiagnosticStatus.OK, f"serving {live.served.model.name}"
         status = DiagnosticStatus(
@@ -451,10 +322,7 @@ class DynamicsNode(Node):
         self._pub_diagnostics.publish(array_msg)
 
     def destroy_node(self):
-        with self._requests:
-            self._stopping = True
-            self._requests.notify()
-        self._builder.join(timeout=5.0)
+        self._service.stop()
         return super().destroy_node()
 
 

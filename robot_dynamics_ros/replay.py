@@ -10,13 +10,21 @@ one. Model, payloads and messages are built by the node's own modules
 (``model_source``, ``messages``); ``bag_io`` does the bag files.
 
 Nothing is left at OUTPUT_BAG, --csv or --plot unless the replay succeeds: all
-outputs are written under temporary names first and renamed at the end.
+outputs are written under temporary names first and moved to their names at
+the end, never over an existing path (two replays to one output: one wins, the
+other fails and leaves the winner's files alone). A failure to write (missing
+or read-only folder, full file system) and SIGTERM end the replay the same way
+as bad input: a one-line error, exit status 1 (143 for SIGTERM), nothing left.
 """
 
 import argparse
+import contextlib
+import errno
 import io
 import os
 import shutil
+import signal
+import sqlite3
 import sys
 import tempfile
 import time
@@ -49,6 +57,40 @@ CHUNK = 2048
 
 class ReplayError(Exception):
     """Input the replay cannot use; the message says what and where."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like KeyboardInterrupt (past every `except Exception`),
+    so the staged outputs are removed."""
+
+
+class _Termination:
+    """The SIGTERM handler, held off while a staged file exists but is not yet
+    recorded (it would be left behind), or while outputs move into place."""
+
+    def __init__(self):
+        self.depth = 0
+        self.pending = False
+
+    def handler(self, signum, frame):
+        if self.depth:
+            self.pending = True
+        else:
+            raise Terminated()
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth and self.pending:
+                self.pending = False
+                raise Terminated()
+
+
+TERMINATION = _Termination()
 
 
 def output_topics(christoffel: bool) -> Dict[str, str]:
@@ -302,32 +344,61 @@ class StagedOutputs:
     def bag(self, final: Path) -> Path:
         # The bag keeps its final name inside a hidden folder, so its storage
         # file (named after the bag directory) is already named right.
-        folder = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.absolute().parent))
-        self.outputs.append((folder / final.name, final, folder))
+        with TERMINATION.deferred():
+            folder = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-", dir=final.absolute().parent))
+            self.outputs.append((folder / final.name, final, folder))
         return folder / final.name
 
     def file(self, final: Path) -> Path:
-        handle, name = tempfile.mkstemp(prefix=f".{final.name}.partial-", suffix=final.suffix,
-                                        dir=final.absolute().parent)
+        with TERMINATION.deferred():
+            handle, name = tempfile.mkstemp(prefix=f".{final.name}.partial-", suffix=final.suffix,
+                                            dir=final.absolute().parent)
+            self.outputs.append((Path(name), final, None))
         os.close(handle)
         # mkstemp makes the file private (0600); the output gets the usual umask mode.
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(name, 0o666 & ~umask)
-        self.outputs.append((Path(name), final, None))
         return Path(name)
 
     def commit(self):
-        """Rename the files first and the bag last: a complete bag means a complete replay."""
-        for staged, final, _ in sorted(self.outputs, key=lambda o: o[2] is not None):
-            os.replace(staged, final)
+        """Move the files first and the bag last (a complete bag means a complete
+        replay), each only where nothing exists: a hard link for a file, an
+        exclusive mkdir and a rename onto that empty folder for the bag. On a
+        failure the outputs moved so far are taken back."""
+        with TERMINATION.deferred():
+            self._move_into_place()
+
+    def _move_into_place(self):
+        done = []
+        try:
+            for staged, final, folder in sorted(self.outputs, key=lambda o: o[2] is not None):
+                if folder is None:
+                    os.link(staged, final)
+                    done.append(final)
+                    os.unlink(staged)
+                else:
+                    os.mkdir(final)
+                    done.append(final)
+                    os.rename(staged, final)
+        except OSError as error:
+            for final in reversed(done):
+                if final.is_dir():
+                    shutil.rmtree(final, ignore_errors=True)
+                else:
+                    final.unlink()
+            if error.errno == errno.EEXIST:
+                raise ReplayError(f"{str(error.filename2 or error.filename)!r} was created by "
+                                  "someone else during the replay; not overwriting it") from error
+            raise
 
     def discard(self):
-        for staged, _, folder in self.outputs:
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
-            elif staged.exists():
-                staged.unlink()
+        with TERMINATION.deferred():
+            for staged, _, folder in self.outputs:
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+                elif staged.exists():
+                    staged.unlink()
 
 
 def plot_format(path: Path) -> str:
@@ -347,11 +418,27 @@ def plot_format(path: Path) -> str:
     return fmt
 
 
+def check_output_paths(paths: Sequence[Optional[Path]]):
+    """Each output a new, distinct path in an existing folder, before any work."""
+    given = [path for path in paths if path is not None]
+    seen = {}
+    for path in given:
+        # lexists: a dangling symlink exists too, and writing through it is refused.
+        if os.path.lexists(path):
+            raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
+        parent = path.absolute().parent
+        if not parent.is_dir():
+            raise ReplayError(f"cannot write {str(path)!r}: {str(parent)!r} is not a directory")
+        key = os.path.realpath(path)
+        if key in seen:
+            raise ReplayError(f"{str(seen[key])!r} and {str(path)!r} name the same file; "
+                              "each output needs its own")
+        seen[key] = path
+
+
 def replay(args) -> dict:
     """Run the replay described by parsed arguments; returns a summary."""
-    for path in (args.output, args.csv, args.plot):
-        if path is not None and path.exists():
-            raise ReplayError(f"{str(path)!r} exists already; not overwriting it")
+    check_output_paths((args.output, args.csv, args.plot))
     if args.plot:
         args.plot_format = plot_format(args.plot)
     reader = bag_io.open_reader(args.input)
@@ -365,6 +452,9 @@ def replay(args) -> dict:
         try:
             summary = run(reader, connections, served, args, staged)
             staged.commit()
+        # sqlite3.Error: the sqlite3 storage reports a full disk as its own error.
+        except (OSError, sqlite3.Error) as error:
+            raise ReplayError(f"cannot write the outputs: {error}") from error
         finally:
             staged.discard()
     finally:
@@ -448,11 +538,17 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, TERMINATION.handler)
     try:
         summary = replay(args)
     except (ReplayError, bag_io.BagError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
+    except Terminated:
+        print(f"{PROG}: error: terminated (SIGTERM); nothing partial left", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not args.quiet:
         rate = summary["processed"] / max(summary["seconds"], 1e-9)
         written = [str(path) for path in (args.csv, args.plot) if path]

@@ -7,6 +7,7 @@ about the CoM in body axes.
 import numpy as np
 
 from .errors import PayloadError
+from .limits import MAX_INERTIA, MAX_LENGTH, MAX_MASS
 
 _UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
@@ -43,13 +44,17 @@ def _shift(mass, d):
     return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
 
 
-def check_inertia(mass, com, inertia, *, where, triangle=False,
+def check_inertia(mass, com, inertia, *, where, triangle=False, moves=True,
                   error=PayloadError):
     """Validated (mass, com, inertia) as floats, or ``error`` naming ``where``.
 
-    Checks: finite numbers, mass >= 0, inertia symmetric and positive
+    Checks: finite numbers within the limits of ``limits`` (mass, CoM,
+    inertia entries), mass >= 0, inertia symmetric and positive
     semidefinite and, when ``triangle``, the triangle inequalities of its
-    principal moments (what a real rigid body satisfies). The tolerance is
+    principal moments (what a real rigid body satisfies). A body that never
+    moves (``moves=False``: fixed to a fixed base) is checked for its numbers
+    and mass only: its inertia matrix enters nothing, and real URDFs carry
+    slightly indefinite ones there (tiago's antennas). The tolerance is
     relative to the largest moment, so that inertias written with a few
     digits (as in URDF files) pass, plus 1e-12 kg m^2 for inertias that are
     rounding noise around zero.
@@ -58,19 +63,21 @@ def check_inertia(mass, com, inertia, *, where, triangle=False,
         mass = float(mass)
         com = np.array(com, dtype=float).reshape(-1)
         inertia = np.array(inertia, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise error(f"{where}: not numbers ({exc})") from None
     if com.shape != (3,):
         raise error(f"{where}: CoM must have 3 elements, got {com.size}")
     if inertia.shape != (3, 3):
         raise error(f"{where}: inertia must be 3x3, got shape {inertia.shape}")
-    if not (np.isfinite(mass) and np.all(np.isfinite(com))
-            and np.all(np.isfinite(inertia))):
-        raise error(f"{where}: mass, CoM and inertia must be finite "
-                    f"(mass={mass}, com={com.tolist()}, "
-                    f"inertia={inertia.tolist()})")
+    for what, values, limit in (("mass", mass, MAX_MASS), ("CoM", com, MAX_LENGTH),
+                                ("inertia", inertia, MAX_INERTIA)):
+        if not np.all(np.abs(values) <= limit):  # also false for NaN
+            raise error(f"{where}: {what} {np.asarray(values).tolist()} is not "
+                        f"finite or exceeds the limit of {limit:g} in magnitude")
     if mass < 0.0:
         raise error(f"{where}: negative mass {mass}")
+    if not moves:
+        return mass, com, inertia
     scale = max(1e-300, float(np.max(np.abs(inertia))))
     tol = 1e-9 * scale + 1e-12
     if np.max(np.abs(inertia - inertia.T)) > tol:

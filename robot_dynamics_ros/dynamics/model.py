@@ -16,10 +16,37 @@ import numpy as np
 from .errors import DynamicsError, PayloadError
 from .inertia import check_inertia, combine_inertias
 from .calls import PerThread
+from .limits import MAX_GRAVITY, bounded
 from .records import model_record, new_data
 
 REVOLUTE = 0
 PRISMATIC = 1
+
+
+def replace_payload(payloads, link, mass, payload):
+    """``payloads`` (link -> payload) after a request for ``link``: the one
+    payload rule of the package, for the model and for whoever queues requests.
+
+    Mass 0 removes the payload on ``link``; any other mass replaces it (at
+    most one payload per link). Returns a new dict.
+    """
+    updated = dict(payloads)
+    if mass == 0.0:
+        updated.pop(link, None)
+    else:
+        updated[link] = payload
+    return updated
+
+
+def check_gravity(gravity, error=DynamicsError):
+    """Gravity (3,) as floats, each component finite and within MAX_GRAVITY."""
+    try:
+        vector = np.array(gravity, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise error(f"gravity must be 3 numbers, got {gravity!r} ({exc})") from None
+    if gravity is None or vector.shape != (3,):
+        raise error(f"gravity must be 3 numbers, got {gravity!r}")
+    return bounded(vector, MAX_GRAVITY, "gravity", error)
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,17 +162,13 @@ class Model:
         that is not symmetric positive semidefinite or violates the triangle
         inequalities of its principal moments).
         """
-        if link not in self.link_frames:
+        if not isinstance(link, str) or link not in self.link_frames:
             raise PayloadError(
                 f"payload link '{link}' is not a link of model '{self.name}'")
         mass, com, inertia = check_inertia(
             mass, com, inertia, where=f"payload on link '{link}'",
             triangle=True)
-        payloads = dict(self.payloads)
-        if mass == 0.0:
-            payloads.pop(link, None)
-        else:
-            payloads[link] = (mass, com, inertia)
+        payloads = replace_payload(self.payloads, link, mass, (mass, com, inertia))
         body_inertia = self.link_inertia.copy()
         for name, (m, c, inertia_c) in payloads.items():
             body, pose = self.link_frames[name]
@@ -165,8 +188,4 @@ class Model:
 
     def with_gravity(self, gravity) -> "Model":
         """A new model with another gravity vector (3,), in the root frame."""
-        gravity = np.array(gravity, dtype=float).reshape(-1)
-        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise DynamicsError(
-                f"gravity must be 3 finite numbers, got {gravity.tolist()}")
-        return replace(self, gravity=gravity, _local=PerThread())
+        return replace(self, gravity=check_gravity(gravity), _local=PerThread())

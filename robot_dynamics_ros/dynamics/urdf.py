@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
+from collections import Counter
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -20,7 +22,9 @@ from urdf_parser_py.xml_reflection import core as xml_reflection_core
 
 from .errors import URDFError
 from .inertia import check_inertia, combine_inertias
-from .model import PRISMATIC, REVOLUTE, Model
+from .limits import (MAX_ANGLE, MAX_DOF, MAX_LENGTH, MAX_LINKS, MAX_MIMIC,
+                     MAX_URDF_BYTES, NO_LIMIT_BEYOND, bounded)
+from .model import PRISMATIC, REVOLUTE, Model, check_gravity
 
 _MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 _KEEP_IN_JOINT = ("parent", "child", "origin", "axis", "limit", "mimic")
@@ -31,17 +35,20 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
 
     ``mimic="independent"`` keeps mimic joints as ordinary joints of q;
     ``"reduce"`` removes them from q (``q_mimic = multiplier * q_master +
-    offset``). Raises ``URDFError`` naming the element at fault.
+    offset``). Raises ``URDFError`` naming the element at fault, also for
+    numbers beyond the limits of ``limits`` and for a robot without moving
+    joints. Every check costs time linear in the size of the description.
     """
     if mimic not in ("independent", "reduce"):
         raise URDFError(f"mimic must be 'independent' or 'reduce', got {mimic!r}")
+    gravity = check_gravity(gravity, URDFError)
     robot = _parse(_read(source))
     links = {link.name: link for link in robot.links}
     for kind, items in (("link", robot.links), ("joint", robot.joints)):
-        names = [item.name for item in items]
-        twice = sorted({name for name in names if names.count(name) > 1})
+        twice = sorted(name for name, count in Counter(item.name for item in items).items()
+                       if count > 1)
         if twice:
-            raise URDFError(f"duplicate {kind} names: {twice}")
+            raise URDFError(f"duplicate {kind} names: {_some(twice)}")
     children = _check_tree(robot, links)
     root = next(iter(set(links) - {j.child for j in robot.joints}))
 
@@ -65,12 +72,22 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
         stack.extend(reversed(children.get(joint.child, [])))
 
     nb = len(bodies)
+    if nb == 0:
+        raise URDFError(f"robot '{robot.name}' has no moving joints (revolute, "
+                        "continuous or prismatic): there are no dynamics to compute")
+    if nb > MAX_DOF:
+        raise URDFError(f"robot '{robot.name}' has {nb} moving joints, more than "
+                        f"the limit of {MAX_DOF}")
     link_inertia = np.zeros((nb, 10))
     for name, (body, pose) in link_frames.items():
         inertial = links[name].inertial
-        if body < 0 or inertial is None:
-            continue  # links fixed to the base never move: their inertia is irrelevant
-        mass, com, inertia_c = _inertial(inertial, name)
+        if inertial is None:
+            continue
+        # Checked even where it moves nothing: a link of negative mass makes
+        # the description invalid wherever it is.
+        mass, com, inertia_c = _inertial(inertial, name, moves=body >= 0)
+        if body < 0:
+            continue
         rot = pose[:3, :3]
         link_inertia[body] = combine_inertias(
             link_inertia[body], mass, rot @ com + pose[:3, 3],
@@ -88,7 +105,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
         joint_placement=np.array([x for _, _, x in bodies]).reshape(nb, 4, 4),
         joint_axis=np.array([_axis(j) for j, _, _ in bodies]).reshape(nb, 3),
         inertia=link_inertia,
-        gravity=_vector(gravity, "gravity"),
+        gravity=gravity,
         lower=np.array([_limits(j)[0] for j, _, _ in bodies]),
         upper=np.array([_limits(j)[1] for j, _, _ in bodies]),
         coordinate_map=coordinate_map,
@@ -98,21 +115,53 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
     )
 
 
+def read_urdf_file(path, limit=MAX_URDF_BYTES):
+    """The text of the URDF file at ``path``: a regular file of at most
+    ``limit`` bytes, else ``URDFError``.
+
+    Reads at most ``limit + 1`` bytes whatever the file claims to be: a FIFO
+    would block the reader forever, and /dev/zero or /proc files report a
+    size of 0 and never end.
+    """
+    try:
+        # Non-blocking: opening a FIFO without a writer would wait for one.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, TypeError, ValueError) as exc:
+        raise URDFError(f"cannot read URDF file {str(path)!r}: {exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise URDFError(f"URDF file {str(path)!r} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise URDFError(f"cannot read URDF file {str(path)!r}: {exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise URDFError(f"URDF file {str(path)!r} has more than the limit of {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise URDFError(f"URDF file {str(path)!r} is not UTF-8 text: {exc}") from None
+
+
 def _read(source):
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
+    if isinstance(source, os.PathLike):
+        return read_urdf_file(source)
     if not isinstance(source, str):
         raise URDFError(f"URDF source must be text or a path, got {type(source).__name__}")
     if source.lstrip().startswith("<"):
         return source
-    if not os.path.isfile(source):
-        raise URDFError(f"URDF file not found: {source!r}")
-    with open(source, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    return read_urdf_file(source)
 
 
 def _parse(text):
     """The robot, with everything but links' inertials and joints dropped."""
+    if len(text) > MAX_URDF_BYTES:
+        raise URDFError(f"URDF has {len(text)} characters, more than the limit of "
+                        f"{MAX_URDF_BYTES}")
     if "<!ENTITY" in text or "<!DOCTYPE" in text:
         raise URDFError("URDF contains a DOCTYPE or entity declaration: refused")
     try:
@@ -121,13 +170,15 @@ def _parse(text):
         raise URDFError(f"malformed URDF XML: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"URDF root element is <{root.tag}>, expected <robot>")
-    for element in list(root):
-        if element.tag == "link":
-            _keep_only(element, ("inertial",))
-        elif element.tag == "joint":
-            _keep_only(element, _KEEP_IN_JOINT)
-        else:
-            root.remove(element)
+    # Rebuilt rather than removed one by one: each removal costs a list scan.
+    root[:] = [element for element in root if element.tag in ("link", "joint")]
+    for tag in ("link", "joint"):
+        count = sum(1 for element in root if element.tag == tag)
+        if count > MAX_LINKS:
+            raise URDFError(f"URDF has {count} <{tag}> elements, more than the "
+                            f"limit of {MAX_LINKS}")
+    for element in root:
+        _keep_only(element, ("inertial",) if element.tag == "link" else _KEEP_IN_JOINT)
     for element in root:
         if not element.get("name"):
             raise URDFError(f"a <{element.tag}> element has no name")
@@ -188,9 +239,7 @@ def _check_numbers(element):
 
 
 def _keep_only(element, tags):
-    for child in list(element):
-        if child.tag not in tags:
-            element.remove(child)
+    element[:] = [child for child in element if child.tag in tags]
 
 
 def _check_tree(robot, links):
@@ -208,12 +257,14 @@ def _check_tree(robot, links):
                 f"('{seen_child[joint.child]}' and '{joint.name}')")
         seen_child[joint.child] = joint.name
         children.setdefault(joint.parent, []).append(joint)
+    if not links:
+        raise URDFError("the URDF has no links")
     roots = sorted(set(links) - set(seen_child))
     if not roots:
         raise URDFError("the joints form a cycle: no link is the root")
     if len(roots) > 1:
         raise URDFError(f"the URDF has {len(roots)} roots (links that are no "
-                        f"joint's child): {roots}; expected one tree")
+                        f"joint's child): {_some(roots)}; expected one tree")
     reached, stack = set(), roots[:]
     while stack:
         link = stack.pop()
@@ -221,21 +272,27 @@ def _check_tree(robot, links):
         stack.extend(j.child for j in children.get(link, []))
     if reached != set(links):
         raise URDFError("the joints form a cycle through links "
-                        f"{sorted(set(links) - reached)}")
+                        f"{_some(sorted(set(links) - reached))}")
     return children
 
 
-def _vector(values, where, size=3):
-    vec = np.array(values if values is not None else np.zeros(size), dtype=float)
-    if vec.shape != (size,) or not np.all(np.isfinite(vec)):
-        raise URDFError(f"{where}: expected {size} finite numbers, got {vec.tolist()}")
-    return vec
+def _some(names, shown=10):
+    """The first names of a list for a message that stays readable."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _vector(values, where, limit):
+    vec = np.array(values if values is not None else np.zeros(3), dtype=float)
+    if vec.shape != (3,):
+        raise URDFError(f"{where}: expected 3 numbers, got {vec.tolist()}")
+    return bounded(vec, limit, where, URDFError)
 
 
 def _origin(origin, where):
     """4x4 pose of a URDF <origin> (rpy: fixed-axis roll, pitch, yaw)."""
-    xyz = _vector(origin.xyz if origin is not None else None, f"{where} origin xyz")
-    rpy = _vector(origin.rpy if origin is not None else None, f"{where} origin rpy")
+    xyz = _vector(origin.xyz if origin is not None else None, f"{where} origin xyz", MAX_LENGTH)
+    rpy = _vector(origin.rpy if origin is not None else None, f"{where} origin rpy", MAX_ANGLE)
     pose = np.eye(4)
     pose[:3, :3] = _rpy_matrix(*rpy)
     pose[:3, 3] = xyz
@@ -253,12 +310,15 @@ def _rpy_matrix(roll, pitch, yaw):
 
 
 def _axis(joint):
+    """The unit axis; only its direction matters, so any finite size is accepted."""
     axis = _vector(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0),
-                   f"joint '{joint.name}' axis")
-    norm = np.linalg.norm(axis)
-    if norm < 1e-12:
+                   f"joint '{joint.name}' axis", np.finfo(float).max)
+    # Scaled before the norm: squaring components of 1e200 overflows.
+    scale = np.max(np.abs(axis))
+    if scale == 0.0 or scale * np.linalg.norm(axis / scale) < 1e-12:
         raise URDFError(f"joint '{joint.name}' has a zero axis")
-    return axis / norm
+    unit = axis / scale
+    return unit / np.linalg.norm(unit)
 
 
 def _limits(joint):
@@ -270,12 +330,14 @@ def _limits(joint):
         raise URDFError(f"joint '{joint.name}': limit is NaN")
     if lower == upper == 0.0:  # urdf convention: no limit given
         return -np.inf, np.inf
+    lower = -np.inf if lower < -NO_LIMIT_BEYOND else lower
+    upper = np.inf if upper > NO_LIMIT_BEYOND else upper
     if lower > upper:
         raise URDFError(f"joint '{joint.name}': lower limit {lower} > upper {upper}")
     return float(lower), float(upper)
 
 
-def _inertial(inertial, link):
+def _inertial(inertial, link, moves):
     where = f"link '{link}' inertial"
     pose = _origin(inertial.origin, where)
     inertia = inertial.inertia
@@ -283,7 +345,7 @@ def _inertial(inertial, link):
               np.array(inertia.to_matrix(), dtype=float))
     mass, _, matrix = check_inertia(
         inertial.mass if inertial.mass is not None else 0.0, pose[:3, 3],
-        matrix, where=where, error=URDFError)
+        matrix, where=where, moves=moves, error=URDFError)
     rot = pose[:3, :3]
     return mass, pose[:3, 3], rot @ matrix @ rot.T
 
@@ -302,8 +364,8 @@ def _coordinates(bodies, names, mimic):
                                 f"'{joint.mimic.joint}'")
             mult = 1.0 if joint.mimic.multiplier is None else float(joint.mimic.multiplier)
             off = 0.0 if joint.mimic.offset is None else float(joint.mimic.offset)
-            if not (np.isfinite(mult) and np.isfinite(off)):
-                raise URDFError(f"joint '{joint.name}': mimic multiplier/offset not finite")
+            bounded([mult, off], MAX_MIMIC, f"joint '{joint.name}' mimic multiplier and offset",
+                    URDFError)
             master[i] = (index[joint.mimic.joint], mult, off)
     actuated = [i for i in range(nb) if i not in master]
     column = {i: c for c, i in enumerate(actuated)}
@@ -318,6 +380,9 @@ def _coordinates(bodies, names, mimic):
             row, m, o = master[row]
             add += mult * o
             mult *= m
+            # A chain of mimics multiplies: bound the product, not each factor.
+            bounded([mult, add], MAX_MIMIC, f"joint '{names[i]}' mimic chain multiplier "
+                    "and offset", URDFError)
         coordinate_map[i, column[row]] = mult
         offset[i] = add
     return coordinate_map, offset, [names[i] for i in actuated]
