@@ -62,15 +62,17 @@ def _config_constant(gamma, gram, scratch):
     n = gamma.shape[0]
     total = 0.0
     for k in range(n):
+        # rank-one updates by rows: the inner loop runs along contiguous memory
+        gram[:, :] = 0.0
+        for i in range(n):
+            for r in range(n):
+                x = gamma[i, k, r]
+                for c in range(r + 1):
+                    gram[r, c] += x * gamma[i, k, c]
         for r in range(n):
-            for c in range(r + 1):
-                acc = 0.0
-                for i in range(n):
-                    acc += gamma[i, k, r] * gamma[i, k, c]
-                gram[r, c] = acc
-                gram[c, r] = acc
-        norm = largest_eigenvalue_of_gram(gram, scratch)
-        total += norm
+            for c in range(r):
+                gram[c, r] = gram[r, c]
+        total += largest_eigenvalue_of_gram(gram, scratch)
     return np.sqrt(total)
 
 

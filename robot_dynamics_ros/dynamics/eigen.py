@@ -28,21 +28,20 @@ def _tridiagonalize(work):
     """
     n = work.shape[0]
     for k in range(n - 2):
-        norm = 0.0
+        squares = 0.0
         for i in range(k + 1, n):
-            norm += work[i, k] * work[i, k]
-        norm = np.sqrt(norm)
-        if norm == 0.0:
+            squares += work[i, k] * work[i, k]
+        if squares == 0.0:
             continue
+        norm = np.sqrt(squares)
         alpha = -norm if work[k + 1, k] > 0.0 else norm
-        # v = x - alpha e_1, kept in column k below the subdiagonal
+        # v = (x - alpha e_1) / ||x - alpha e_1||, kept in column k below the
+        # subdiagonal; ||x - alpha e_1||^2 = 2 (||x||^2 - alpha x_1), a sum of
+        # two positive terms by the sign of alpha: no second pass over x
+        inverse = 1.0 / np.sqrt(2.0 * (squares - alpha * work[k + 1, k]))
         work[k + 1, k] -= alpha
-        vnorm = 0.0
         for i in range(k + 1, n):
-            vnorm += work[i, k] * work[i, k]
-        vnorm = np.sqrt(vnorm)
-        for i in range(k + 1, n):
-            work[i, k] /= vnorm
+            work[i, k] *= inverse
         # p = A22 v in row k (free: the upper triangle is never read)
         for i in range(k + 1, n):
             work[k, i] = 0.0
