@@ -47,9 +47,9 @@ def main():
     node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=path)])
     try:
         deadline = time.monotonic() + 300
-        while node._live is None and time.monotonic() < deadline:
+        while node._service.live is None and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.1)
-        model = node._live.served.model
+        model = node._service.live.served.model
         names = list(model.joint_names)
         rng = np.random.default_rng(0)
         states = [harness.joint_state(names, q, qd)
@@ -65,7 +65,7 @@ def main():
         # what /diagnostics calls compute: callback start to outputs serialized
         window = min(node._latency_count, len(node._latency_ns))
         report("  of which before publishing (the node's 'compute')", node._latency_ns[:window] * 1e-9)
-        matched = [node._live.matcher.match(msg) for msg in states]
+        matched = [node._service.live.matcher.match(msg) for msg in states]
         for k, (q, qd) in enumerate(matched):
             start = time.perf_counter()
             compute_outputs(model, q, qd)
