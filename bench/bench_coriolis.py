@@ -132,7 +132,7 @@ def report_scaling(times):
         for n, c, gamma in rows:
             print(f"{family:<14} {n:>4} {c:9.1f} {gamma:10.1f}")
     print("\nslopes: least-squares fit of log time against log n for n >= 20, where"
-          " the fixed per-call cost (~6 us) no longer dominates")
+          " the fixed per-call cost (~2 us) no longer dominates")
     print(f"{'family':<14} {'slope C':>8} {'slope Gamma':>12} "
           f"{'C@20 us':>8} {'Gamma@20 us':>12} {'paper C / Gamma (C++)':>24}")
     for family, rows in times.items():
