@@ -68,8 +68,9 @@ def inertia_msg(link, mass, com, inertia):
     return msg
 
 
-@pytest.fixture(scope="module")
-def panda(tmp_path_factory):
+def panda_node(tmp_path_factory, *node_args):
+    """A panda node process over DDS with ``node_args``, its description
+    published before it starts; a generator for module fixtures."""
     harness.isolate_ros_environment()
     path = robots.example_robot_urdf("panda")
     peer = harness.Peer()
@@ -77,14 +78,18 @@ def panda(tmp_path_factory):
     try:
         # Published before the node exists: only transient-local durability delivers it.
         peer.description_pub.publish(String(data=robots.urdf_text(path)))
-        node = harness.NodeProcess("-p", "publish_christoffel:=true",
-                                   log_path=tmp_path_factory.mktemp("node") / "node.log")
+        node = harness.NodeProcess(*node_args, log_path=tmp_path_factory.mktemp("node") / "node.log")
         peer.wait_for_model("panda", STARTUP_TIMEOUT, node)
         yield Panda(peer, node, path)
     finally:
         if node is not None:
             node.stop()
         peer.close()
+
+
+@pytest.fixture(scope="module")
+def panda(tmp_path_factory):
+    yield from panda_node(tmp_path_factory, "-p", "publish_christoffel:=true")
 
 
 def wait_served(peer, *payloads):

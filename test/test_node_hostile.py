@@ -17,7 +17,7 @@ from std_msgs.msg import String
 
 import robots
 import ros_harness as harness
-from test_node import HAND, HAND_PAYLOAD, STARTUP_TIMEOUT, Panda, inertia_msg, payload_parameters
+from test_node import HAND, HAND_PAYLOAD, inertia_msg, panda_node, payload_parameters
 
 GOOD_INERTIA = [0.01, 0.0, 0.0, 0.01, 0.0, 0.01]
 RUNTIME = ["publish_christoffel", "payload.link", "payload.mass", "payload.com", "payload.inertia"]
@@ -25,20 +25,7 @@ RUNTIME = ["publish_christoffel", "payload.link", "payload.mass", "payload.com",
 
 @pytest.fixture(scope="module")
 def panda(tmp_path_factory):
-    harness.isolate_ros_environment()
-    path = robots.example_robot_urdf("panda")
-    peer = harness.Peer()
-    node = None
-    try:
-        peer.description_pub.publish(String(data=robots.urdf_text(path)))
-        node = harness.NodeProcess("-p", "publish_christoffel:=false",
-                                   log_path=tmp_path_factory.mktemp("node") / "node.log")
-        peer.wait_for_model("panda", STARTUP_TIMEOUT, node)
-        yield Panda(peer, node, path)
-    finally:
-        if node is not None:
-            node.stop()
-        peer.close()
+    yield from panda_node(tmp_path_factory, "-p", "publish_christoffel:=false")
 
 
 def counted(panda, key, before, what):

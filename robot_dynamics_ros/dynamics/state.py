@@ -8,7 +8,7 @@ Shapes and types are checked in Python, finiteness in the compiled kernels:
 they check every input before a sample and every output after it, and
 return the first sample that failed, which ``raise_failure`` then explains.
 That is one pass over values that are in the cache anyway, where a separate
-check cost a third of a mass-matrix call.
+compiled check cost a dispatcher call per argument (0.2-0.3 us each here).
 """
 import numpy as np
 
