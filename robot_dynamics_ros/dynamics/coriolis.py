@@ -4,10 +4,9 @@ from numba import njit
 
 from .calls import bind, run
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics
+from .kinematics import body_velocities, composite_inertias, forward_kinematics
 from .samples import sample, sample_count
-from .spatial import (add_into, cross_force, cross_motion, dot6, inertia_matrix,
-                      inertia_times, mat6_vec)
+from .spatial import add_into, cross_force, dot6, inertia_matrix, inertia_times, mat6_vec
 from .state import (into, is_sample, joint_array, kernel_out, matrix_result, raise_failure,
                     to_all_joints)
 
@@ -79,15 +78,8 @@ def coriolis(model, data, qd, C):
     v, Sd, Bc, I6 = data.v, data.Sd, data.Bc, data.I6
     f1, f2, f3, t = data.f1, data.f2, data.f3, data.t
     nb = parent.shape[0]
+    body_velocities(model, data, qd)
     for i in range(nb):
-        p = parent[i]
-        if p >= 0:
-            for k in range(6):
-                v[i, k] = v[p, k] + S[i, k] * qd[i]
-        else:
-            for k in range(6):
-                v[i, k] = S[i, k] * qd[i]
-        cross_motion(v[i], S[i], Sd[i])
         inertia_matrix(data.I[i], I6)
         body_factorization(I6, v[i], t, Bc[i])
     for j in range(nb - 1, -1, -1):

@@ -24,10 +24,10 @@ from .calls import run, single
 from .crba import _mass_matrix
 from .errors import DynamicsError
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics
+from .kinematics import body_velocities, composite_inertias, forward_kinematics
 from .rnea import _inverse_dynamics
 from .samples import sample, sample_count
-from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
+from .spatial import cross_force, dot6, inertia_matrix, inertia_times, mat6_vec
 from .state import (is_sample, joint_array, matrix_result, raise_bad_input, raise_failure, to_all_joints,
                     vector_result)
 
@@ -168,23 +168,16 @@ def articulated_body(model, data, qd, tau, qdd):
     """
     parent, gravity = model.parent, model.gravity
     S, I, Ic = data.S, data.I, data.Ic
-    v, c, pA, U, a, IA, D, u = data.v, data.c, data.pA, data.U, data.a, data.IA, data.D, data.u
+    v, Sd, c, pA, U, a = data.v, data.Sd, data.c, data.pA, data.U, data.a
+    IA, D, u = data.IA, data.D, data.u
     tmp, Ud = data.t, data.h
     nb = parent.shape[0]
     eps = np.finfo(D.dtype).eps
     # 1. velocities, velocity-product accelerations, rigid-body bias forces
-    # (separate branches rather than a 0.0 default keep float32 in float32)
+    body_velocities(model, data, qd)
     for i in range(nb):
-        p = parent[i]
-        if p >= 0:
-            for k in range(6):
-                v[i, k] = v[p, k] + S[i, k] * qd[i]
-        else:
-            for k in range(6):
-                v[i, k] = S[i, k] * qd[i]
-        cross_motion(v[i], S[i], c[i])
         for k in range(6):
-            c[i, k] *= qd[i]
+            c[i, k] = Sd[i, k] * qd[i]
         inertia_times(I[i], v[i], tmp)
         cross_force(v[i], tmp, pA[i])
         inertia_matrix(I[i], IA[i])

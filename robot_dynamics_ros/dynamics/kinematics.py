@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .model import PRISMATIC
-from .spatial import add_inertia
+from .spatial import add_inertia, cross_motion
 
 
 @njit(cache=True, nogil=True)
@@ -80,6 +80,25 @@ def body_poses(model, data, q):
             S[i, 3] = pos[i, 1] * z2 - pos[i, 2] * z1
             S[i, 4] = pos[i, 2] * z0 - pos[i, 0] * z2
             S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
+
+
+@njit(cache=True, nogil=True)
+def body_velocities(model, data, qd):
+    """``data.v``: body velocities ``v_i = v_p + S_i qd_i``, and ``data.Sd``:
+    the rates of the joint axes ``Sdot_i = v_i x S_i`` (S_i is fixed in body
+    i), parents first: O(n). The velocity pass of Newton-Euler, of the
+    Coriolis matrix and of the articulated bodies. Needs ``body_poses``."""
+    parent, S, v, Sd = model.parent, data.S, data.v, data.Sd
+    for i in range(parent.shape[0]):
+        p = parent[i]
+        # separate branches rather than a 0.0 default keep float32 in float32
+        if p >= 0:
+            for k in range(6):
+                v[i, k] = v[p, k] + S[i, k] * qd[i]
+        else:
+            for k in range(6):
+                v[i, k] = S[i, k] * qd[i]
+        cross_motion(v[i], S[i], Sd[i])
 
 
 @njit(cache=True, nogil=True)

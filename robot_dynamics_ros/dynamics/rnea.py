@@ -4,9 +4,9 @@ from numba import njit
 
 from .calls import bind, run
 from .finite import all_finite
-from .kinematics import body_poses, composite_mass_moments, forward_kinematics
+from .kinematics import body_poses, body_velocities, composite_mass_moments, forward_kinematics
 from .samples import sample, sample_count
-from .spatial import cross_force, cross_motion, dot6, inertia_times
+from .spatial import cross_force, dot6, inertia_times
 from .state import (F64, into, is_sample, joint_array, kernel_out, raise_failure, to_all_joints,
                     vector_result)
 
@@ -15,8 +15,8 @@ from .state import (F64, into, is_sample, joint_array, kernel_out, raise_failure
 def rnea(model, data, qd, qdd, tau):
     """tau from ``data.S`` and ``data.I`` (after ``forward_kinematics``).
 
-    Outward pass (parents first): body velocity ``v_i = v_p + S_i qd_i`` and
-    acceleration ``a_i = a_p + S_i qdd_i + (v_i x S_i) qd_i``, the base
+    Outward pass (parents first): body velocity ``v_i = v_p + S_i qd_i``
+    (``kinematics.body_velocities``) and acceleration ``a_i = a_p + S_i qdd_i + (v_i x S_i) qd_i``, the base
     accelerating at ``-g`` so that gravity needs no separate term; body force
     ``f_i = I_i a_i + v_i x* I_i v_i``. Inward pass (children first):
     ``tau_i = S_i . f_i`` and ``f_p += f_i``. Featherstone, "Rigid Body
@@ -26,28 +26,26 @@ def rnea(model, data, qd, qdd, tau):
     the same O(n) recursion from the Gibbs-Appell equations. Cost: O(n).
     """
     parent, gravity = model.parent, model.gravity
-    S, I, v, a, f, t, h = data.S, data.I, data.v, data.a, data.f, data.t, data.h
+    S, I, v, Sd, a, f, t, h = data.S, data.I, data.v, data.Sd, data.a, data.f, data.t, data.h
     nb = parent.shape[0]
     # at rest (gravity torques, M qdd + g) the velocity terms are all zero
     moving = False
     for i in range(nb):
         moving = moving or qd[i] != 0
+    if moving:
+        body_velocities(model, data, qd)
     for i in range(nb):
         p = parent[i]
         if p >= 0:
             for k in range(6):
-                v[i, k] = v[p, k] + S[i, k] * qd[i]
                 a[i, k] = a[p, k] + S[i, k] * qdd[i]
         else:
             for k in range(3):
-                v[i, k] = S[i, k] * qd[i]
-                v[i, k + 3] = S[i, k + 3] * qd[i]
                 a[i, k] = S[i, k] * qdd[i]
                 a[i, k + 3] = S[i, k + 3] * qdd[i] - gravity[k]
         if moving:
-            cross_motion(v[i], S[i], t)
             for k in range(6):
-                a[i, k] += t[k] * qd[i]
+                a[i, k] += Sd[i, k] * qd[i]
         inertia_times(I[i], a[i], f[i])
         if moving:
             inertia_times(I[i], v[i], t)
