@@ -138,8 +138,10 @@ class DynamicsNode(Node):
         if self._service.live is not None:
             self._waiting_timer.cancel()
             return
-        self.get_logger().info(
-            f"waiting for a robot model: {self._waiting_for}; joint states on {self._joint_states_topic}")
+        # after a refused description "building it" alone would mislead
+        last = f"; last error: {self._last_error}" if self._last_error else ""
+        self.get_logger().info(f"waiting for a robot model: {self._waiting_for}{last}; "
+                               f"joint states on {self._joint_states_topic}")
 
     def _declare_parameters(self):
         string, strings = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY

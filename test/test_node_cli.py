@@ -31,3 +31,18 @@ def test_a_node_without_urdf_says_where_it_listens_and_repeats_it(tmp_path):
         assert "joint states on /joint_states" in node.log()
     finally:
         assert node.stop() == 0, node.log()
+
+
+def test_a_node_whose_description_was_refused_says_why_it_still_waits(tmp_path):
+    harness.isolate_ros_environment()
+    urdf = tmp_path / "still.urdf"
+    urdf.write_text('<robot name="still"><link name="a"/></robot>')
+    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", log_path=tmp_path / "node.log",
+                               params_file=False)
+    try:
+        harness.Peer.wait_until(
+            lambda: any("waiting for a robot model" in line and "last error:" in line
+                        and "no moving joints" in line for line in node.log().splitlines()),
+            60.0, "a 'waiting' line naming the refusal", period=0.2)
+    finally:
+        assert node.stop() == 0, node.log()
