@@ -16,7 +16,7 @@ from numba import njit
 from .calls import run
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
-from .eigen import largest_eigenvalue_of_gram, largest_singular_value, symmetric_eigen_extremes
+from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
 from .model import PRISMATIC
 from .finite import all_finite
 from .state import joint_array, raise_failure
@@ -52,27 +52,36 @@ class CoriolisBounds(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _config_constant(gamma, gram, scratch):
-    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n).
+def _gram_matrices(gamma, grams):
+    """``grams[r, c, k]`` (lower triangles, k < n) = the Gram matrices
+    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T``, ``g_ik = Gamma[i, k, :]``.
 
-    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T`` with the rows
-    ``g_ik = Gamma[i, k, :]`` (Gamma is symmetric in its last two indices),
-    which are contiguous, unlike the columns of ``Gamma[:, :, k]``.
+    Gamma is symmetric in its last two indices, so ``Gamma[i, r, :]`` holds
+    row r of every ``Gamma_k`` at once, contiguous: the n matrices are built
+    side by side, ready to be reduced in lockstep.
     """
     n = gamma.shape[0]
+    for r in range(n):
+        for c in range(r + 1):
+            for k in range(n):
+                grams[r, c, k] = 0.0
+            for i in range(n):
+                for k in range(n):
+                    grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
+
+
+@njit(cache=True, nogil=True)
+def _config_constant(gamma, grams):
+    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
+    n = gamma.shape[0]
+    _gram_matrices(gamma, grams)
+    work = grams[:, :, :n]
+    if not lower_triangles_finite(work):
+        return np.nan  # too large to square: an overflow, not a norm
+    tridiagonalize(work)
     total = 0.0
     for k in range(n):
-        # rank-one updates by rows: the inner loop runs along contiguous memory
-        gram[:, :] = 0.0
-        for i in range(n):
-            for r in range(n):
-                x = gamma[i, k, r]
-                for c in range(r + 1):
-                    gram[r, c] += x * gamma[i, k, c]
-        for r in range(n):
-            for c in range(r):
-                gram[c, r] = gram[r, c]
-        total += largest_eigenvalue_of_gram(gram, scratch)
+        total += max(0.0, largest_eigenvalue(work[:, :, k], 0.0))
     return np.sqrt(total)
 
 
@@ -80,7 +89,7 @@ def _config_constant(gamma, gram, scratch):
 def _config_constants(data, gamma, out):
     """k_c per sample into out (N,): what the search for K_c evaluates."""
     for s in range(gamma.shape[0]):
-        out[s] = _config_constant(gamma[s], data.gram, data.eig_work)
+        out[s] = _config_constant(gamma[s], data.grams)
     return -1
 
 
@@ -89,12 +98,13 @@ def bound_values(data, gamma, mass, qd, out):
     """The BOUNDS_FIELDS of one sample into out (6,), all but kc_global.
 
     ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
-    (MATH.md); spectral norms and eigenvalues from eigen.py, in the
-    n x n work arrays of ``data``. Cost: n + 2 small symmetric
-    eigenproblems, O(n^4).
+    (MATH.md). The n + 2 symmetric eigenproblems, the Gram matrices of the
+    n ``Gamma_k`` and of C for the spectral norms and M itself for its
+    extreme eigenvalues, are reduced to tridiagonal form in lockstep in
+    ``data.grams`` (eigen.py). Cost: O(n^4).
     """
     n = qd.shape[0]
-    coriolis = data.coriolis
+    coriolis, grams = data.coriolis, data.grams
     speed = 0.0
     for k in range(n):
         speed += qd[k] * qd[k]
@@ -104,12 +114,28 @@ def bound_values(data, gamma, mass, qd, out):
             for k in range(n):
                 acc += gamma[i, j, k] * qd[k]
             coriolis[i, j] = acc
-    kc = _config_constant(gamma, data.gram, data.eig_work)
-    out[0] = largest_singular_value(coriolis, data.gram, data.eig_work)
+    _gram_matrices(gamma, grams)
+    for r in range(n):
+        for c in range(r + 1):
+            acc = 0.0
+            for i in range(n):
+                acc += coriolis[i, r] * coriolis[i, c]
+            grams[r, c, n] = acc
+            grams[r, c, n + 1] = mass[r, c]
+    if not lower_triangles_finite(grams):
+        out[:] = np.nan  # too large to square: an overflow, not a bound
+        return
+    tridiagonalize(grams)
+    total = 0.0
+    for k in range(n):
+        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
+    kc = np.sqrt(total)
+    out[0] = np.sqrt(max(0.0, largest_eigenvalue(grams[:, :, n], 0.0)))
     out[1] = kc
     out[2] = 0.0
     out[3] = kc * np.sqrt(speed)
-    out[4], out[5] = symmetric_eigen_extremes(mass, data.eig_work)
+    out[4] = smallest_eigenvalue(grams[:, :, n + 1])
+    out[5] = largest_eigenvalue(grams[:, :, n + 1], -np.inf)
 
 
 @njit(cache=True, nogil=True)

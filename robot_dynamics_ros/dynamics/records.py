@@ -35,7 +35,8 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # acceleration c, bias force pA, U = IA S, articulated inertia IA (6 x 6),
 # pivots D and u; Christoffel symbols after Safeea et al.: world CoM com and
 # L = tr(I) 1 - 2 I. Scratch 6-vectors and 6 x 6 matrices for one body at a
-# time, and the n x n matrices of the bounds (n = nv).
+# time, and the n x n matrices of the bounds (n = nv), with the n + 2
+# matrices of their eigenproblems side by side (``bounds.bound_values``).
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -45,6 +46,7 @@ DATA_SHAPES = {
     "f1": (6,), "f2": (6,), "f3": (6,), "h": (6,), "t": (6,),
     "B": (6, 6), "I6": (6, 6),
     "coriolis": ("nv", "nv"), "gram": ("nv", "nv"), "eig_work": ("nv", "nv"),
+    "grams": ("nv", "nv", "nv+2"),
 }
 
 
@@ -124,7 +126,7 @@ def axis_frame(axis):
 def new_data(record, nb, nv, dtype):
     """A ``Data`` for the ``ModelRecord`` ``record`` (its field ``model``),
     with zeroed work arrays for nb bodies and nv joints of q."""
-    sizes = {"nb": nb, "nv": nv}
+    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2}
     fields = {"model": record}
     fields.update({name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
                    for name, shape in DATA_SHAPES.items()})
