@@ -59,8 +59,8 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
         outputs = compute_outputs(model, q, qd)
         seconds["dynamics (batch)"] += time.perf_counter() - start
         start = time.perf_counter()
-        dynamics.coriolis_bounds(model, q, qd, christoffel=outputs["christoffel_symbols"],
-                                 mass=outputs["mass_matrix"])
+        dynamics.coriolis_bounds(model, q, qd, christoffel=outputs.christoffel_symbols,
+                                 mass=outputs.mass_matrix)
         seconds["  of which coriolis_bounds (timed again)"] += time.perf_counter() - start
         start = time.perf_counter()
         streams.write(times, stamps, outputs)

@@ -36,6 +36,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from robot_dynamics_ros.cdr import CdrTemplate
+from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.messages import (
     JointStateMatcher,
     JointStateRejected,
@@ -230,7 +231,7 @@ class DynamicsNode(Node):
             self._drop("no_model", "no robot model loaded yet")
             return
         try:
-            q, qd = live.matcher.match(msg)
+            q, qd = live.matcher.match(msg, check_finite=False)
         except JointStateRejected as error:
             self._drop(error.kind, str(error))
             return
@@ -239,19 +240,22 @@ class DynamicsNode(Node):
         try:
             values = compute_outputs(model, q, qd)
         # ArithmeticError: a numerics bug on some input must not stop the node.
+        except StateError as error:  # NaN or inf in q or qd, named by the kernels
+            self._drop("non_finite", str(error))
+            return
         except (ValueError, ArithmeticError) as error:
             self._drop("dynamics_error", f"{type(error).__name__}: {error}")
             return
         # Serialized from templates: rclpy's conversion of message objects
         # would cost more than the dynamics.
         templates = live.templates
-        out_mass = templates["mass_matrix"].encode_one(served.reorder(values["mass_matrix"]))
-        out_coriolis = templates["coriolis_matrix"].encode_one(served.reorder(values["coriolis_matrix"]))
-        out_bounds = templates["coriolis_bounds"].encode_one(values["coriolis_bounds"])
+        out_mass = templates["mass_matrix"].encode_one(served.reorder(values.mass_matrix))
+        out_coriolis = templates["coriolis_matrix"].encode_one(served.reorder(values.coriolis_matrix))
+        out_bounds = templates["coriolis_bounds"].encode_one(values.coriolis_bounds)
         out_gravity = templates["gravity_torques"].encode_one(
-            served.reorder(values["gravity_torques"]), msg.header.stamp)
+            served.reorder(values.gravity_torques), msg.header.stamp)
         out_christoffel = (
-            templates["christoffel_symbols"].encode_one(served.reorder(values["christoffel_symbols"]))
+            templates["christoffel_symbols"].encode_one(served.reorder(values.christoffel_symbols))
             if self._service.parameters["publish_christoffel"] else None)
         self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
         self._latency_count += 1

@@ -186,9 +186,9 @@ class OutputStreams:
             connection = writer.add_connection(topic, msgtype, typestore=bag_io.TYPESTORE)
             self.streams.append((name, connection, template))
 
-    def write(self, times: np.ndarray, stamps: np.ndarray, outputs: Dict[str, np.ndarray]):
+    def write(self, times: np.ndarray, stamps: np.ndarray, outputs):
         """One message per topic and joint state, in the node's order, at the input times."""
-        encoded = [(connection, template.encode(outputs[name], stamps))
+        encoded = [(connection, template.encode(getattr(outputs, name), stamps))
                    for name, connection, template in self.streams]
         write = self.writer.write
         for i, t in enumerate(times.tolist()):
@@ -275,8 +275,8 @@ class CsvTable:
     def write(self, times, stamps, q, qd, outputs):
         count = len(times)
         values = np.column_stack([
-            q, qd, outputs["coriolis_bounds"], outputs["gravity_torques"],
-            outputs["mass_matrix"].reshape(count, -1), outputs["coriolis_matrix"].reshape(count, -1)])
+            q, qd, outputs.coriolis_bounds, outputs.gravity_torques,
+            outputs.mass_matrix.reshape(count, -1), outputs.coriolis_matrix.reshape(count, -1)])
         text = io.StringIO()
         np.savetxt(text, values, fmt="%.17g", delimiter=",")
         # Times are int64 nanoseconds: formatted apart, a float64 would round them.
@@ -295,12 +295,12 @@ class PlotSeries:
         self.parts = []
 
     def add(self, times, qd, outputs):
-        bounds = outputs["coriolis_bounds"]
+        bounds = outputs.coriolis_bounds
         field = {name: bounds[:, i] for i, name in enumerate(BOUNDS_FIELDS)}
         self.parts.append((
             times, field["coriolis_norm"], field["coriolis_bound"],
             field["kc_global"] * np.linalg.norm(qd, axis=-1),
-            np.linalg.eigvalsh(outputs["mass_matrix"]), outputs["gravity_torques"]))
+            np.linalg.eigvalsh(outputs.mass_matrix), outputs.gravity_torques))
 
     def save(self, path: Path, fmt: str, joints: Sequence[str], title: str):
         import matplotlib.pyplot as plt
