@@ -79,9 +79,16 @@ def _config_constant(gamma, grams):
     if not lower_triangles_finite(work):
         return np.nan  # too large to square: an overflow, not a norm
     tridiagonalize(work)
+    return _kc_of_reduced(work, n)
+
+
+@njit(cache=True, nogil=True)
+def _kc_of_reduced(grams, n):
+    """sqrt of the sum over k < n of the largest eigenvalue of the reduced
+    Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
     total = 0.0
     for k in range(n):
-        total += max(0.0, largest_eigenvalue(work[:, :, k], 0.0))
+        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
     return np.sqrt(total)
 
 
@@ -126,10 +133,7 @@ def bound_values(data, gamma, mass, qd, out):
         out[:] = np.nan  # too large to square: an overflow, not a bound
         return
     tridiagonalize(grams)
-    total = 0.0
-    for k in range(n):
-        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
-    kc = np.sqrt(total)
+    kc = _kc_of_reduced(grams, n)
     out[0] = np.sqrt(max(0.0, largest_eigenvalue(grams[:, :, n], 0.0)))
     out[1] = kc
     out[2] = 0.0
