@@ -159,6 +159,24 @@ def test_small_eigenvalue_kernels_match_lapack():
         assert abs(high - eigs[-1]) < 1e-12 * max(1, abs(eigs).max())
         norm = np.linalg.norm(a, 2)
         assert abs(largest_singular_value(a, gram, work) - norm) < 1e-12 * max(1, norm)
+    # repeated extreme eigenvalues: the Gram matrix of a skew-symmetric matrix
+    # (Gamma_k of a joint on the fixed base) has them in pairs, and a matrix
+    # with a double pair next to a nearly double one
+    for n in (2, 3, 6, 7, 12):
+        skew = rng.normal(size=(n, n))
+        skew -= skew.T
+        work, gram = np.empty((n, n)), np.empty((n, n))
+        assert abs(largest_singular_value(skew, gram, work) - np.linalg.norm(skew, 2)) \
+            < 1e-12 * np.linalg.norm(skew, 2)
+        basis = np.linalg.qr(rng.normal(size=(n, n)))[0]
+        for spectrum in (np.r_[[5.0, 5.0], np.linspace(-3, 1, max(n - 2, 0))],
+                         np.r_[[5.0, 5.0 - 1e-9], np.linspace(-3, 1, max(n - 2, 0))],
+                         np.r_[[-4.0, -4.0, -4.0 + 1e-7], np.linspace(0, 2, max(n - 3, 0))]):
+            sym = basis @ np.diag(spectrum[:n]) @ basis.T
+            eigs = np.linalg.eigvalsh(sym)
+            low, high = symmetric_eigen_extremes(sym, work)
+            assert abs(low - eigs[0]) < 1e-12 * abs(eigs).max()
+            assert abs(high - eigs[-1]) < 1e-12 * abs(eigs).max()
     # zero and rank-one matrices: C(q, 0) = 0 is what every resting robot gives
     for a in (np.zeros((6, 6)), np.outer(np.arange(6.0), np.ones(6)), np.eye(4) * 1e-100):
         n = len(a)
