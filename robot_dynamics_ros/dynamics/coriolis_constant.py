@@ -82,9 +82,9 @@ class KcInterval(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def _tree_geometry(parent, edge):
-    """(``related[a, b]``: a is b or an ancestor of b; ``distance[a, b]``: an
-    upper bound on |o_a - o_b| for every q), with ``edge[i]`` an upper bound
-    on |o_i - o_parent(i)| (the world origin for root bodies). The distance
+    """``distance[a, b]``: an upper bound on |o_a - o_b| for every q, with
+    ``edge[i]`` an upper bound on |o_i - o_parent(i)| (the world origin for
+    root bodies). The distance
     bound is the sum of the edges on the tree path through the lowest common
     ancestor (triangle inequality). O(nb^2) after O(nb depth)."""
     nb = parent.shape[0]
@@ -104,57 +104,78 @@ def _tree_geometry(parent, edge):
                 common = parent[common]
             root = height[common] if common >= 0 else 0.0
             distance[a, b] = height[a] + height[b] - 2.0 * root
-    return related, distance
+    return distance
 
 
 @njit(cache=True, nogil=True)
-def _composite_norms(parent, distance, mass, com_norm, rot_norm):
-    """``P[m, c]`` >= ||Ic_m|| (spectral) about the origin o_c of joint c, for
-    every q: the sum over the bodies b of m's subtree of
-    ``lambda_max(I_b,CoM) + m_b (1 + r^2)``, r >= |CoM_b - o_c|. Each body's
-    spatial inertia about a point at r from its CoM is
-    ``diag(I_CoM, 0) + m [skew r; 1][skew r; 1]^T``, whose second term has
-    norm m (1 + |r|^2). O(nb^2)."""
+def _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G):
+    """G[i, j, k] >= |Gamma[i, j, k]| for every q, body by body.
+
+    M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
+    that move B, and the MATH.md derivatives give, for a chain of joints
+    above B, ``dM^B_ab/dq_c = -[c below a] (S_c x S_a)^T I_B S_b
+    - [c below b] S_a^T I_B (S_c x S_b)`` (the two terms cancel when c is
+    above both: B turns rigidly). Each bilinear form is the same about any
+    point; about B's CoM, I_B = diag(I_CoM, m 1), so
+    ``|X^T I_B Y| <= lambda_max(I_CoM) |x_w| |y_w| + m |x_v| |y_v|`` with
+    ``|S_a| <= (1, r_a)`` (revolute: unit axis, moment arm r_a >= |o_a -
+    CoM_B|) or ``(0, 1)`` (prismatic) in (angular, linear) parts, and
+    ``S_c x S_a`` bounded by ``(w_c w_a, w_c v_a + v_c w_a)``. Gamma^B is
+    bounded through its definition by the three derivatives. Cost:
+    sum over bodies of depth^3, O(nb d^3) (O(n^4 / 4) for a serial chain).
+    """
     nb = parent.shape[0]
-    P = np.zeros((nb, nb))
-    for c in range(nb):
-        for b in range(nb):
-            r = distance[c, b] + com_norm[b]
-            P[b, c] = rot_norm[b] + mass[b] * (1.0 + r * r)
-        for b in range(nb - 1, -1, -1):
-            if parent[b] >= 0:
-                P[parent[b], c] += P[b, c]
-    return P
-
-
-@njit(cache=True, nogil=True)
-def _dm_bound(a, b, c, related, S, P):
-    """An upper bound on |dM[a, b]/dq_c| for every q (MATH.md, "Derivatives
-    used to build Gamma"), reference point o_c on joint c's axis so that
-    ||crm(S_c)|| = 1. With a the ancestor of b: 0 if c is an ancestor of a
-    (the pair turns rigidly); ``-(S_c x S_a)^T Ic_b S_b`` if c lies on the
-    path a..b; ``-S_a^T (crm(S_c)^T Ic_c + Ic_c crm(S_c)) S_b`` if c is below
-    b; 0 if unrelated."""
-    if related[b, a]:
-        a, b = b, a
-    if not related[a, b] or related[c, a]:
-        return 0.0
-    if related[c, b]:
-        return S[a, c] * P[b, c] * S[b, c]
-    if related[b, c]:
-        return 2.0 * S[a, c] * P[c, c] * S[b, c]
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
-def _gamma_bound_slice(k, related, S, P, out):
-    """out[i, j] >= |Gamma[i, j, k]| for every q: the definition of Gamma
-    with each derivative of M replaced by its bound. O(nb^2)."""
-    nb = out.shape[0]
+    chain = np.empty(nb, dtype=np.int64)
+    w = np.empty(nb)
+    v = np.empty(nb)
+    G[:] = 0.0
+    for body in range(nb):
+        depth = 0
+        a = body
+        while a >= 0:
+            chain[depth] = a
+            depth += 1
+            a = parent[a]
+        # position p in chain: 0 = the body's own joint, deeper = nearer the root
+        for p in range(depth):
+            a = chain[p]
+            if revolute[a]:
+                w[p] = 1.0
+                v[p] = distance[a, body] + com_norm[body]
+            else:
+                w[p] = 0.0
+                v[p] = 1.0
+        lam, m = rot_norm[body], mass[body]
+        # T(c, a, b) = lam w_c w_a w_b + m (w_c v_a + v_c w_a) v_b bounds
+        # |(S_c x S_a)^T I_B S_b|; with j at or below k in the chain,
+        # 2 Gamma^B_ijk <= [k below i] T(k,i,j) + [j below i] T(j,i,k)
+        # + [j below k] T(j,k,i) + [i below j] T(i,j,k) + [i below k] T(i,k,j)
+        for pi in range(depth):
+            i = chain[pi]
+            wi, vi = w[pi], v[pi]
+            for pj in range(depth):
+                j = chain[pj]
+                wj, vj = w[pj], v[pj]
+                for pk in range(pj, depth):
+                    wk, vk = w[pk], v[pk]
+                    total = 0.0
+                    if pk < pi:
+                        total += lam * wk * wi * wj + m * (wk * vi + vk * wi) * vj
+                    if pj < pi:
+                        total += lam * wj * wi * wk + m * (wj * vi + vj * wi) * vk
+                    if pj < pk:
+                        total += lam * wj * wk * wi + m * (wj * vk + vj * wk) * vi
+                    if pi < pj:
+                        total += lam * wi * wj * wk + m * (wi * vj + vi * wj) * vk
+                    if pi < pk:
+                        total += lam * wi * wk * wj + m * (wi * vk + vi * wk) * vj
+                    G[i, j, chain[pk]] += 0.5 * total
+    # only k at or above j in the chain was summed: Gamma is symmetric in (j, k)
     for i in range(nb):
         for j in range(nb):
-            out[i, j] = 0.5 * (_dm_bound(i, j, k, related, S, P) + _dm_bound(i, k, j, related, S, P)
-                               + _dm_bound(j, k, i, related, S, P))
+            for k in range(nb):
+                if G[i, j, k] < G[i, k, j]:
+                    G[i, j, k] = G[i, k, j]
 
 
 @njit(cache=True, nogil=True)
@@ -208,57 +229,42 @@ def _nonnegative_norm_bound(A, x, y):
 
 @njit(cache=True, nogil=True)
 def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, coordinate_map):
-    """(sqrt(sum_k ||G_k||^2), the n norm bounds) for q of length nv =
+    """(sqrt(sum_k ||G_k||^2), the nv norm bounds) for q of length nv =
     coordinate_map.shape[1]; ``G_k >= |Gamma_k|`` entrywise. With a mimic
     map J (q_full = J q + b), ``|Gamma_r[i,j,k]| <= sum |J_ai||J_bj||J_ck|
-    G[a,b,c]``. O(nb^3) time; O(nb^2) memory when J is the identity."""
+    G[a,b,c]``. O(nb d^3 + nv^3) time, O(nb^3) memory."""
     nb, nv = coordinate_map.shape
-    related, distance = _tree_geometry(parent, edge)
-    P = _composite_norms(parent, distance, mass, com_norm, rot_norm)
-    # S[a, c] >= ||S_a|| about o_c: the moment arm of a revolute axis is at
-    # most the distance between the joint origins
-    S = np.ones((nb, nb))
-    for a in range(nb):
-        if revolute[a]:
-            for c in range(nb):
-                S[a, c] = np.sqrt(1.0 + distance[a, c] * distance[a, c])
+    distance = _tree_geometry(parent, edge)
+    G = np.empty((nb, nb, nb))
+    _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G)
+    J = np.abs(coordinate_map)
     identity = nb == nv
-    if identity:
-        for i in range(nb):
-            for j in range(nv):
-                if coordinate_map[i, j] != (1.0 if i == j else 0.0):
-                    identity = False
+    for i in range(nb):
+        for j in range(nv):
+            if J[i, j] != (1.0 if i == j else 0.0):
+                identity = False
+    if not identity:
+        reduced = np.zeros((nv, nv, nv))
+        for a in range(nb):
+            for b in range(nb):
+                for c in range(nb):
+                    if G[a, b, c] != 0.0:
+                        for i in range(nv):
+                            if J[a, i] != 0.0:
+                                for j in range(nv):
+                                    if J[b, j] != 0.0:
+                                        for k in range(nv):
+                                            reduced[i, j, k] += J[a, i] * J[b, j] * J[c, k] * G[a, b, c]
+        G = reduced
     norms = np.zeros(nv)
     x, y = np.empty(nv), np.empty(nv)
-    slice_ = np.empty((nb, nb))
-    if identity:
-        for k in range(nb):
-            _gamma_bound_slice(k, related, S, P, slice_)
-            norms[k] = _nonnegative_norm_bound(slice_, x, y)
-    else:
-        J = np.abs(coordinate_map)
-        reduced = np.zeros((nv, nv, nv))
-        half = np.empty((nv, nb))
-        for c in range(nb):
-            _gamma_bound_slice(c, related, S, P, slice_)
-            for i in range(nv):
-                for b in range(nb):
-                    acc = 0.0
-                    for a in range(nb):
-                        acc += J[a, i] * slice_[a, b]
-                    half[i, b] = acc
-            for k in range(nv):
-                if J[c, k] != 0.0:
-                    for i in range(nv):
-                        for j in range(nv):
-                            acc = 0.0
-                            for b in range(nb):
-                                acc += half[i, b] * J[b, j]
-                            reduced[i, j, k] += J[c, k] * acc
-        for k in range(nv):
-            norms[k] = _nonnegative_norm_bound(np.ascontiguousarray(reduced[:, :, k]), x, y)
+    slice_ = np.empty((nv, nv))
     total = 0.0
     for k in range(nv):
+        for i in range(nv):
+            for j in range(nv):
+                slice_[i, j] = G[i, j, k]
+        norms[k] = _nonnegative_norm_bound(slice_, x, y)
         total += norms[k] * norms[k]
     return np.sqrt(total), norms
 
@@ -286,17 +292,17 @@ def _body_travel(model, lower, upper):
 
 
 def first_upper_bound(model):
-    """A guaranteed upper bound on K_c that depends on no configuration.
+    """(A guaranteed upper bound on K_c that depends on no configuration,
+    the bounds on each ||Gamma_k||_2).
 
     For every (i, j, k), |Gamma_ijk| <= G_ijk from the MATH.md formula of
-    dM/dq: each term is a bilinear form S_a^T X S_b in motion subspaces and
-    composite inertias, whose value does not depend on the reference point,
-    so it is bounded with the point on joint k's axis: ||crm(S_k)|| = 1,
-    ||S_a|| <= sqrt(1 + d_ak^2) (revolute) or 1 (prismatic), with d_ak the
-    sum of the joint placements' lengths (and prismatic travels) on the tree
-    path from a to k, and ||Ic_m|| bounded in ``_composite_norms``. Then
-    ||Gamma_k||_2 <= ||G_k||_2 (G_k >= |Gamma_k| entrywise) and
-    k_c <= sqrt(sum_k ||G_k||_2^2). O(nb^3) time. ``inf`` when a prismatic
+    dM/dq, body by body (``_gamma_bounds``): each term is a bilinear form
+    in motion subspaces and a body's inertia, the same about any reference
+    point, bounded about the body's CoM with moment arms r >= |o_a - CoM|:
+    the sum of the joint placements' lengths (and prismatic travels) on the
+    tree path, plus the CoM offset. Then ||Gamma_k||_2 <= ||G_k||_2 (G_k >=
+    |Gamma_k| entrywise, Perron-Frobenius) and k_c <= sqrt(sum_k
+    ||G_k||_2^2). Cost O(nb d^3) for depth d. ``inf`` when a prismatic
     joint has no limits.
     """
     lower, upper, kinds = joint_limits(model)
