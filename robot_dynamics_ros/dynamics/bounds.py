@@ -155,7 +155,10 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
     ``inputs``: the caller's (name, array) pairs, to name a bad one.
     """
     values = np.empty((len(qd), len(BOUNDS_FIELDS)))
-    failed = run(_bound_vectors, model, (christoffel, mass, qd), (values,))
+    # contiguous: a mimic-reduced Gamma or M comes out of einsum with other
+    # strides, and the kernels' entry points are resolved once per layout-blind key
+    inputs_c = tuple(np.ascontiguousarray(x) for x in (christoffel, mass, qd))
+    failed = run(_bound_vectors, model, inputs_c, (values,))
     if failed >= 0:
         raise_failure(model, failed, inputs, "the Coriolis bounds")
     set_global_constants(model, values)
@@ -167,7 +170,10 @@ def config_coriolis_constant(model, q):
     q = joint_array(model, q, "q")
     batch = q if q.ndim == 2 else q[None]
     values = np.empty(len(batch))
-    run(_config_constants, model, (christoffel_symbols(model, batch),), (values,))
+    # contiguous: a mimic-reduced Gamma comes out of einsum with other
+    # strides, and the kernel's entry point is resolved once per layout-blind key
+    gamma = np.ascontiguousarray(christoffel_symbols(model, batch))
+    run(_config_constants, model, (gamma,), (values,))
     return values if q.ndim == 2 else values[0]
 
 
