@@ -191,7 +191,7 @@ def test_refine_only_tightens_and_continues():
     refinement = refinement_for(model)
     seen = [refinement.interval]
     while not seen[-1].finished:
-        seen.append(refinement.refine(0.02))
+        seen.append(refinement.refine(0.001))
     assert len(seen) > 3
     for old, new in zip(seen, seen[1:]):
         assert new.upper <= old.upper and new.lower >= old.lower

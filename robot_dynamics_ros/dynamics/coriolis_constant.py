@@ -49,8 +49,8 @@ _EPS = np.finfo(float).eps
 # Collatz-Wielandt: power iterations before the ratio test; more only tighten
 _POWER_STEPS = 8
 # Lower end: random samples within the limits, then ascents from the best.
-_SAMPLES = 4096
-_STARTS = 8
+_SAMPLES = 8192
+_STARTS = 24
 _SEED = 0
 # doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
 _CHUNK_DOUBLES = 4_000_000
@@ -427,8 +427,8 @@ class CoriolisConstantRefinement:
     Construction computes the first bound (``first_upper_bound``, O(nb^3))
     and k_c at one configuration (O(n^4)). ``refine(seconds)`` then works in
     steps of one chunk of k_c evaluations each (nogil numba kernels, so a
-    background thread does not hold the GIL for long): 4096 random samples
-    within the limits, a compass ascent from the 8 best, then branch and
+    background thread does not hold the GIL for long): 8192 random samples
+    within the limits, a compass ascent from the 24 best, then branch and
     bound over boxes of the coordinates on which Gamma depends (``box_bound``),
     splitting the boxes of largest bound, 512 per round, in half along their
     widest coordinate, and dropping boxes whose bound is below ``lower``.
