@@ -169,12 +169,17 @@ def config_coriolis_constant(model, q):
     """k_c(q) for q (n,) or (N, n): the configuration Coriolis constant."""
     q = joint_array(model, q, "q")
     batch = q if q.ndim == 2 else q[None]
-    values = np.empty(len(batch))
+    values = symbols_coriolis_constant(model, christoffel_symbols(model, batch))
+    return values if q.ndim == 2 else values[0]
+
+
+def symbols_coriolis_constant(model, gamma):
+    """sqrt(sum_k ||Gamma_k||_2^2) of each tensor of ``gamma`` (N, n, n, n)."""
+    values = np.empty(len(gamma))
     # contiguous: a mimic-reduced Gamma comes out of einsum with other
     # strides, and the kernel's entry point is resolved once per layout-blind key
-    gamma = np.ascontiguousarray(christoffel_symbols(model, batch))
-    run(_config_constants, model, (gamma,), (values,))
-    return values if q.ndim == 2 else values[0]
+    run(_config_constants, model, (np.ascontiguousarray(gamma),), (values,))
+    return values
 
 
 def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBounds:

@@ -41,7 +41,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import config_coriolis_constant, joint_limits
+from .bounds import config_coriolis_constant, joint_limits, symbols_coriolis_constant
+from .christoffel import christoffel_symbols
 from .errors import CoriolisConstantError
 from .model import PRISMATIC
 
@@ -55,8 +56,11 @@ _SEED = 0
 # doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
 _CHUNK_DOUBLES = 4_000_000
 # boxes split per branch-and-bound round
-_SPLIT_BATCH = 512
+_SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 100.0
+# tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
+# 5^7 covers a 7-joint arm, panda's 6 angles and 2 fingers take 140,625
+_MAX_FOURIER_SAMPLES = 150_000
 
 
 class KcInterval(NamedTuple):
@@ -393,31 +397,164 @@ def _value_margin(model, first):
 # Refinement
 
 
-def box_bound(values, halves, cap):
-    """Upper bounds on sup k_c over boxes (one per row) given k_c at their
-    centres (``values``, margin included) and their half-widths (``halves``,
-    in angle coordinates): ``values / cos(2 ||h||_1)`` when 2 ||h||_1 <
-    pi/2, else ``cap`` (the first bound), and never above ``cap``.
+def _axis_transforms(prismatic, lo, hi):
+    """Per coordinate on which Gamma depends: (nodes q_j, matrix T with
+    coefficients = T @ samples, w1_a >= sup |b_a'|, w2_a >= sup |b_a''| of
+    each basis function b_a). Revolute: 5 equispaced angles, the discrete
+    Fourier transform, b_a = e^{i a q} for a = 0, 1, 2, -2, -1 (|a|, a^2).
+    Prismatic: the Chebyshev nodes mid + radius (1, 0, -1), b_a = T_a((q -
+    mid) / radius) for a = 0, 1, 2 (a^2 / radius by Markov's inequality,
+    and T_2'' = 4 / radius^2). Both interpolations are exact for degree <= 2, and every
+    row of T has l1 norm 1 (so rounding in the samples is not amplified)."""
+    transforms = []
+    for is_prismatic, low, high in zip(prismatic, lo, hi):
+        if is_prismatic:
+            mid, radius = 0.5 * (low + high), 0.5 * (high - low)
+            matrix = np.array([[0.25, 0.5, 0.25], [0.5, 0.0, -0.5], [0.25, -0.5, 0.25]], dtype=complex)
+            transforms.append((mid + radius * np.array([1.0, 0.0, -1.0]), matrix,
+                               np.array([0.0, 1.0, 4.0]) / radius,
+                               np.array([0.0, 0.0, 4.0]) / radius ** 2))
+        else:
+            angles = 2.0 * np.pi * np.arange(5) / 5
+            orders = np.array([0, 1, 2, -2, -1])
+            transforms.append((angles, np.exp(-1j * np.outer(orders, angles)) / 5,
+                               np.abs(orders).astype(float), (orders ** 2).astype(float)))
+    return transforms
 
-    Why: let K = sup k_c over the whole domain (all angles), q* the
-    maximiser in a box B, and phi a unit functional of the norm
-    N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) with phi(Gamma(q*)) = N(Gamma(q*)).
-    f = phi(Gamma(q)) is a real trigonometric polynomial of degree <= 2 in
-    each coordinate with |f| <= K, so f'^2 + 4 f^2 <= 4 K^2 along every
-    coordinate line (Szegő's inequality) and arccos(f / K) is 2-Lipschitz
-    in each coordinate, 2-Lipschitz in the l1 norm. From q* to the centre
-    c: arccos(f(c) / K) <= arccos(sup_B k_c / K) + 2 ||h||_1, and k_c(c) >=
-    f(c). For the box holding the global maximiser sup_B = K, so
-    K <= k_c(c) / cos(2 ||h||_1); every other box obeys the same bound of
-    its own, so the largest over all boxes bounds K. Prismatic joints
-    enter through q = mid - radius cos(angle), which makes the polynomial of
-    degree 2 in q one of degree 2 in the angle. O(boxes m).
+
+def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes):
+    """(L, H): for the coordinates l, m of ``free`` and every q,
+    L_l >= N(dGamma/dq_l) and H_lm >= N(d^2 Gamma/dq_l dq_m), with
+    N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one step per chunk
+    of Gamma evaluations; (L, H) is its return value).
+
+    Gamma is a trigonometric polynomial of degree <= 2 in every revolute
+    angle and a polynomial of degree <= 2 in every prismatic displacement
+    (tested in test_coriolis_constant.py), so with P = 5^r 3^p samples on
+    the tensor grid of ``_axis_transforms`` its expansion
+    ``Gamma(q) = sum_alpha C_alpha prod_l b_alpha_l(q_l)`` is exact, and
+    ``N(dGamma/dq_l) <= ||dGamma/dq_l||_F <= sum_alpha w1(alpha_l)
+    ||C_alpha||_F`` (|b| <= 1 on the domain), and likewise with w1 w1 or
+    w2 for the second derivatives. The entries of Gamma are
+    transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
+    once per block). Rounding: each coefficient is off by at most the
+    samples' error plus a few eps per transform, ``entry_margin`` per
+    entry, added to every ||C_alpha||_F. Cost: P evaluations of Gamma per
+    block, P n^3 / 2 entries in all.
     """
-    reach = 2.0 * halves.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bound = np.where(reach < 0.5 * np.pi, values / np.cos(np.minimum(reach, 0.5 * np.pi)), np.inf)
-    bound = np.where(np.isnan(bound), np.inf, bound) * (1.0 + 64 * _EPS)
-    return np.minimum(bound, cap)
+    transforms = _axis_transforms(prismatic, lo, hi)
+    sizes = tuple(len(t[0]) for t in transforms)
+    grid = np.array(np.meshgrid(*[t[0] for t in transforms], indexing="ij")).reshape(len(free), -1).T
+    count = len(grid)
+    n = model.nv
+    # Gamma[i, j, k] = Gamma[i, k, j]: the entries with j <= k, the others counted twice
+    i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
+    entries = np.flatnonzero(j <= k)
+    weights = np.where(j[entries] < k[entries], 2.0, 1.0)
+    block = max(1, int(memory_bytes // (40 * count)))
+    squares = np.zeros(sizes)
+    q = np.zeros((count, n))  # the other coordinates do not enter Gamma
+    q[:, free] = grid
+    chunk = _chunk_size(model)
+    for start in range(0, len(entries), block):
+        picked = entries[start:start + block]
+        values = np.empty((count, len(picked)))
+        for first in range(0, count, chunk):
+            gamma = christoffel_symbols(model, q[first:first + chunk]).reshape(-1, n ** 3)
+            values[first:first + chunk] = gamma[:, picked]
+            yield
+        coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
+        for axis, (_, matrix, _, _) in enumerate(transforms):
+            coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
+        squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
+        yield
+    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin
+    m = len(free)
+
+    def along(axis, w):
+        shape = [1] * m
+        shape[axis] = len(w)
+        return w.reshape(shape)
+
+    first = np.array([(norms * along(l, t[2])).sum() for l, t in enumerate(transforms)])
+    second = np.empty((m, m))
+    for l, tl in enumerate(transforms):
+        for r, tr in enumerate(transforms):
+            weight = along(l, tl[3]) if l == r else along(l, tl[2]) * along(r, tr[2])
+            second[l, r] = (norms * weight).sum()
+    inflate = 1.0 + 64 * (m + 2) * _EPS
+    return first * inflate, second * inflate
+
+
+def _line_offsets(prismatic, lo, hi):
+    """Per coordinate: (offsets s_j from a centre, weights d_j) with
+    dGamma/dq_l(c) = sum_j d_j Gamma(c + s_j e_l), exact for degree <= 2:
+    revolute, the derivative of the trigonometric interpolant at 5
+    equispaced angles, d_j = 2/5 sum_{a=1,2} a sin(a s_j) (d_0 = 0, so the
+    centre is not needed); prismatic, the central difference over the
+    joint's half range."""
+    angles = 2.0 * np.pi * np.arange(1, 5) / 5
+    turn = 0.4 * (np.sin(angles) + 2.0 * np.sin(2.0 * angles))
+    lines = []
+    for is_prismatic, low, high in zip(prismatic, lo, hi):
+        if is_prismatic:
+            radius = 0.5 * (high - low)
+            lines.append((np.array([-radius, radius]), np.array([-0.5, 0.5]) / radius))
+        else:
+            lines.append((angles, turn))
+    return lines
+
+
+def _second_order_bounds(model, free, lines, base, centres, halves, hessian, margin, entry_margin):
+    """Upper bounds on sup k_c over boxes (a generator; (bounds, k_c at the
+    centres, the centres' q) is its return value).
+
+    Taylor's theorem in the tensor space: Gamma(c + t) = Gamma(c) + sum_l
+    t_l D_l + R with D_l = dGamma/dq_l(c) (``_line_offsets``, exact) and
+    N(R) <= 1/2 sum_lm |t_l| |t_m| H_lm (``fourier_derivative_bounds``).
+    N is convex, so N(Gamma(c) + sum_{l in S} t_l D_l) over the box is
+    largest at one of its 2^|S| vertices, computed for the (at most 4)
+    coordinates S of largest h_l ||D_l||_F; the others add h_l ||D_l||_F
+    (N <= Frobenius). Rounding: ``margin`` per computed k_c, and the
+    samples' error ``entry_margin`` per entry through the weights d_j.
+    Cost per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per
+    coordinate, and 2^|S| + 1 evaluations of k_c from tensors, O(n^4) each.
+    """
+    count, m = centres.shape
+    n = model.nv
+    offsets = [(l, s, d) for l, (ss, dd) in enumerate(lines) for s, d in zip(ss, dd)]
+    q = np.tile(base, (count * (1 + len(offsets)), 1))
+    points = np.repeat(centres, 1 + len(offsets), axis=0)
+    for row, (l, shift, _) in enumerate(offsets):
+        points[row + 1::1 + len(offsets), l] += shift
+    q[:, free] = points
+    gamma = np.empty((len(q), n, n, n))
+    chunk = _chunk_size(model)
+    for start in range(0, len(q), chunk):
+        gamma[start:start + chunk] = christoffel_symbols(model, q[start:start + chunk])
+        yield
+    gamma = gamma.reshape(count, 1 + len(offsets), n, n, n)
+    centre_gamma = gamma[:, 0]
+    slopes = np.zeros((count, m, n, n, n))
+    error = np.zeros(m)
+    for row, (l, _, d) in enumerate(offsets):
+        slopes[:, l] += d * gamma[:, row + 1]
+        error[l] += abs(d) * entry_margin * n ** 1.5
+    del gamma
+    size = np.sqrt((slopes ** 2).sum(axis=(2, 3, 4))) * halves
+    chosen = np.argsort(-size, axis=1)[:, :min(4, m)]
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * chosen.shape[1], indexing="ij")).reshape(chosen.shape[1], -1).T
+    rows = np.arange(count)[:, None]
+    steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
+    vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
+    values = symbols_coriolis_constant(model, np.concatenate(
+        [centre_gamma[:, None], vertices], axis=1).reshape(-1, n, n, n)).reshape(count, -1)
+    yield
+    rest = size.sum(axis=1) - np.take_along_axis(size, chosen, axis=1).sum(axis=1)
+    remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
+    bounds = values[:, 1:].max(axis=1) + margin + rest + halves @ error + remainder
+    bounds = np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
+    return bounds, values[:, 0], q[::1 + len(offsets)]
 
 
 class CoriolisConstantRefinement:
@@ -519,78 +656,86 @@ class CoriolisConstantRefinement:
             return
         yield from self._branch_and_bound()
 
-    def _coordinates(self):
-        """(free coordinates, their kinds): q entries whose joint has a parent
-        body; the others turn or slide their subtree rigidly, and Gamma does
-        not depend on them."""
+    def _domain(self):
+        """(coordinates on which Gamma depends, prismatic?, low, high): q
+        entries whose joint has a parent body (the others move their subtree
+        rigidly), over their limits; a revolute range wider than a turn is
+        cut to one turn (Gamma is 2 pi periodic)."""
         free = np.flatnonzero(np.asarray(self.model.parent) >= 0)
-        return free, self._kinds[free] == PRISMATIC
-
-    def _configurations(self, free, prismatic, angles):
-        """q (B, nv) for box angles (B, m): revolute angles wrapped into the
-        limits when some turn of them lies there, prismatic ones mapped to
-        mid - radius cos(angle); and whether each q is within the limits."""
         lo, hi = self._lower_limit[free], self._upper_limit[free]
-        wrapped = lo + np.mod(angles - lo, 2.0 * np.pi)
-        inside_turn = (wrapped <= hi) | ~self._limited[free]
-        revolute_q = np.where(inside_turn & self._limited[free], wrapped, angles)
-        slide = 0.5 * (lo + hi) - 0.5 * (hi - lo) * np.cos(angles)
-        coords = np.where(prismatic, slide, revolute_q)
-        q = np.tile(np.clip(np.zeros(self.model.nv), self._lower_limit, self._upper_limit),
-                    (len(angles), 1))
-        q[:, free] = coords
-        inside = np.all(prismatic | inside_turn, axis=1)
-        return q, inside
+        prismatic = self._kinds[free] == PRISMATIC
+        hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
+        return free, prismatic, lo, hi
 
     def _branch_and_bound(self):
+        """Branch and bound over boxes of the limits: each box's bound is the
+        smaller of the Lipschitz bound ``k_c(c) + sum_l L_l h_l`` (k_c is
+        L_l-Lipschitz in q_l because N is a norm) and the second-order bound
+        of ``_second_order_bounds``; boxes whose bound is below ``lower``
+        are dropped, the 64 of largest bound are halved along the side of
+        largest L_l h_l."""
         model = self.model
-        free, prismatic = self._coordinates()
+        free, prismatic, lo, hi = self._domain()
         m = len(free)
-        box_bytes = 8 * (2 * m + 2)
-        max_boxes = int(self.memory_limit_mb * 1e6 / box_bytes)
-        # boxes to split before any bound is finite: every 2 ||h||_1 < pi/2
-        needed = np.prod(np.ceil(np.where(prismatic, np.pi, 2 * np.pi) / (np.pi / (2 * max(m, 1)))))
-        if needed > max_boxes / 4:
+        if np.prod(np.where(prismatic, 3, 5)) > _MAX_FOURIER_SAMPLES:
             return
+        memory = self.memory_limit_mb * 1e6
         margin = _value_margin(model, self.first_bound)
-        centres = np.where(prismatic, 0.5 * np.pi, 0.0)[None]
-        halves = np.where(prismatic, 0.5 * np.pi, np.pi)[None]
-        values = np.empty(1)
-        q, inside = self._configurations(free, prismatic, centres)
-        yield from _evaluate(model, q, values)
-        if inside[0]:
+        entry_margin = margin + 8 * (m + 2) * _EPS * self.first_bound
+        lipschitz, hessian = yield from fourier_derivative_bounds(
+            model, free, prismatic, lo, hi, entry_margin, memory / 4)
+        lines = _line_offsets(prismatic, lo, hi)
+        max_boxes = int(memory / 4 / (8 * (2 * m + 2)))
+        base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
+        inflate = 1.0 + 64 * (m + 2) * _EPS
+
+        def evaluate(centres, halves):
+            q = np.tile(base, (len(centres), 1))
+            q[:, free] = centres
+            values = np.empty(len(q))
+            yield from _evaluate(model, q, values)
             self._offer(values, q)
-        values = values + margin
+            bounds = (values + margin + halves @ lipschitz) * inflate
+            # the second-order bound costs ~20 evaluations of Gamma: only
+            # where its remainder is small against the first-order term
+            remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
+            close = np.flatnonzero(remainder < 0.25 * (halves @ lipschitz))
+            if len(close):
+                second, _, _ = yield from _second_order_bounds(
+                    model, free, lines, base, centres[close], halves[close], hessian, margin,
+                    entry_margin)
+                bounds[close] = np.minimum(bounds[close], second)
+            bounds = np.minimum(bounds, self.first_bound)
+            return np.where(np.isnan(bounds), self.first_bound, bounds)
+
+        centres = (0.5 * (lo + hi))[None]
+        halves = (0.5 * (hi - lo))[None]
+        bounds = yield from evaluate(centres, halves)
         while True:
-            bounds = box_bound(values, halves, self.first_bound)
             lower = self._interval.lower
             self._publish(upper=max(lower, bounds.max(initial=-np.inf)))
             if self._interval.upper <= self.tolerance * self._interval.lower:
                 return
             keep = bounds > lower
-            centres, halves, values, bounds = centres[keep], halves[keep], values[keep], bounds[keep]
-            if len(values) == 0:
+            centres, halves, bounds = centres[keep], halves[keep], bounds[keep]
+            if len(bounds) == 0 or len(bounds) + _SPLIT_BATCH > max_boxes:
                 return
-            if len(values) + _SPLIT_BATCH > max_boxes:
-                return
-            count = min(_SPLIT_BATCH, len(values))
+            count = min(_SPLIT_BATCH, len(bounds))
             split = np.argpartition(-bounds, count - 1)[:count]
-            rest = np.ones(len(values), dtype=bool)
+            rest = np.ones(len(bounds), dtype=bool)
             rest[split] = False
-            axis = np.argmax(halves[split], axis=1)
+            rows = np.arange(count)
+            axis = np.argmax(halves[split] * lipschitz, axis=1)
             child_halves = halves[split].copy()
-            child_halves[np.arange(count), axis] *= 0.5
+            child_halves[rows, axis] *= 0.5
             step = np.zeros_like(child_halves)
-            step[np.arange(count), axis] = child_halves[np.arange(count), axis]
+            step[rows, axis] = child_halves[rows, axis]
             child_centres = np.concatenate([centres[split] - step, centres[split] + step])
             child_halves = np.concatenate([child_halves, child_halves])
-            child_values = np.empty(len(child_centres))
-            q, inside = self._configurations(free, prismatic, child_centres)
-            yield from _evaluate(model, q, child_values)
-            self._offer(np.where(inside, child_values, -np.inf), q)
+            child_bounds = yield from evaluate(child_centres, child_halves)
             centres = np.concatenate([centres[rest], child_centres])
             halves = np.concatenate([halves[rest], child_halves])
-            values = np.concatenate([values[rest], child_values + margin])
+            bounds = np.concatenate([bounds[rest], child_bounds])
 
 
 _registry_lock = threading.Lock()
