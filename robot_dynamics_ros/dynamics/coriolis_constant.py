@@ -6,23 +6,28 @@ stability proofs, so what is published as ``kc_global`` must be an upper
 bound that holds for every q, rounding included. This module keeps, per
 model, an interval ``[lower, upper]`` that contains K_c:
 
-1. **First bound** (construction, O(nb^3) time, O(nb^2) memory, about a
-   millisecond at 100 joints): q-independent bounds on every |Gamma_ijk|
-   from the MATH.md derivative formula of M, then the spectral norms of the
+1. **First bound** (construction, O(nb d^3) time for depth d, O(nb^3)
+   memory: 1 ms for a 44-joint humanoid, 60 ms for a 100-joint chain):
+   q-independent bounds on every |Gamma_ijk| body by body from the MATH.md
+   derivative formula of M, then the spectral norms of the
    nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
    bound). See ``first_upper_bound`` and docs/coriolis_constant.md.
 2. **Lower end**: the largest k_c(q) computed at configurations within the
    limits (random samples, then a compass ascent), with its witness q.
-3. **Refinement of the upper end** (branch and bound over boxes of the joint
-   coordinates on which Gamma depends): each Gamma_ijk is a trigonometric
-   polynomial of degree <= 2 in every revolute angle (and a polynomial of
-   degree <= 2 in every prismatic displacement). The Szegő inequality
-   ``p'^2 + N^2 p^2 <= N^2 sup p^2`` for such polynomials (G. Szegő 1928;
-   A. C. Schaeffer, Bull. AMS 47 (1941) 565-579) makes, for any unit
-   functional phi on the Gamma tensors, ``arccos(phi(Gamma(q)) / K)``
-   2-Lipschitz in every coordinate, so a box of half-widths h and centre c
-   satisfies ``sup_box k_c <= K_c`` and ``K_c <= k_c(c) / cos(2 ||h||_1)``
-   for the box holding a maximiser. See ``box_bound``.
+3. **Refinement of the upper end**: branch and bound over boxes of the
+   joint limits (R. E. Moore, "Interval Analysis", 1966; J.-P. Merlet,
+   "Interval analysis for certified numerical solution of problems in
+   robotics", Int. J. Appl. Math. Comput. Sci. 19(3), 2009). Each
+   Gamma_ijk is a trigonometric polynomial of degree <= 2 in every revolute
+   angle and a polynomial of degree <= 2 in every prismatic displacement
+   (each joint's motion enters M at most twice, through S and through the
+   inertia it moves), so 5 (or 3) samples per coordinate on a tensor grid
+   give its expansion exactly, hence global bounds on its first and second
+   derivatives (``fourier_derivative_bounds``). A box's bound is the
+   smaller of a Lipschitz form and a second-order Taylor form maximised
+   over the box's vertices (``_second_order_bounds``). For models needing
+   more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced models (whose Gamma is no
+   such polynomial of the reduced q), refinement only raises ``lower``.
 
 Joints whose parent is the fixed world never enter Gamma: turning or sliding
 their whole subtree rigidly leaves M unchanged (MATH.md: dM_ab/dq_c = 0
@@ -561,21 +566,18 @@ class CoriolisConstantRefinement:
     """The interval [lower, upper] that holds K_c of one model, refined on
     demand (module docstring: the method and why ``upper`` is guaranteed).
 
-    Construction computes the first bound (``first_upper_bound``, O(nb^3))
+    Construction computes the first bound (``first_upper_bound``, O(nb d^3))
     and k_c at one configuration (O(n^4)). ``refine(seconds)`` then works in
-    steps of one chunk of k_c evaluations each (nogil numba kernels, so a
+    steps of one chunk of evaluations each (nogil numba kernels, so a
     background thread does not hold the GIL for long): 8192 random samples
-    within the limits, a compass ascent from the 24 best, then branch and
-    bound over boxes of the coordinates on which Gamma depends (``box_bound``),
-    splitting the boxes of largest bound, 512 per round, in half along their
-    widest coordinate, and dropping boxes whose bound is below ``lower``.
-    ``upper`` only decreases, ``lower`` only increases. The boxes take
-    (2 m + 2) doubles each, m the number of coordinates: refinement stops
-    (``finished``) when they would exceed ``memory_limit_mb``, or when
-    ``upper <= tolerance * lower``. The branch and bound needs ~(4 m)^m
-    boxes before its first finite bound, so it is only started when those
-    fit in memory (m <= 4 or so); mimic-reduced models, whose Gamma is not a
-    trigonometric polynomial of the reduced q, keep the first bound.
+    within the limits, a compass ascent from the 24 best, then the branch
+    and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
+    only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
+    Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
+    a quarter for the boxes ((2 m + 2) doubles each, m coordinates).
+    Refinement has ``finished`` when ``upper <= tolerance * lower``, when
+    the boxes would exceed their memory, or when there is nothing left to
+    do (the search for ``lower`` is over and no branch and bound applies).
     """
 
     def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB):
@@ -700,11 +702,14 @@ class CoriolisConstantRefinement:
             # where its remainder is small against the first-order term
             remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
             close = np.flatnonzero(remainder < 0.25 * (halves @ lipschitz))
-            if len(close):
+            # boxes per call: their Gamma samples within _CHUNK_DOUBLES
+            group = max(1, _CHUNK_DOUBLES // (sum(len(o) + 1 for o, _ in lines) * model.nb ** 3))
+            for start in range(0, len(close), group):
+                some = close[start:start + group]
                 second, _, _ = yield from _second_order_bounds(
-                    model, free, lines, base, centres[close], halves[close], hessian, margin,
+                    model, free, lines, base, centres[some], halves[some], hessian, margin,
                     entry_margin)
-                bounds[close] = np.minimum(bounds[close], second)
+                bounds[some] = np.minimum(bounds[some], second)
             bounds = np.minimum(bounds, self.first_bound)
             return np.where(np.isnan(bounds), self.first_bound, bounds)
 
