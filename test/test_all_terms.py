@@ -12,19 +12,20 @@ from robot_dynamics_ros.dynamics import (BOUNDS_FIELDS, DynamicsError, all_terms
 CASES = ["panda", "solo12", "random-405-20-tree"]
 
 
-def reference_bounds(mass, coriolis, gamma, qd, kc_global):
+def reference_bounds(mass, coriolis, gamma, qd, kc_global, kc_global_lower):
     """MATH.md's bounds from LAPACK: ||C||_2, k_c = sqrt(sum_k ||Gamma_k||_2^2), eig(M)."""
     kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(len(qd))))
     eig = np.linalg.eigvalsh(mass)
     return dict(coriolis_norm=np.linalg.norm(coriolis, 2), kc_config=kc, kc_global=kc_global,
-                coriolis_bound=kc * np.linalg.norm(qd), m_eig_min=eig[0], m_eig_max=eig[-1])
+                coriolis_bound=kc * np.linalg.norm(qd), m_eig_min=eig[0], m_eig_max=eig[-1],
+                kc_global_lower=kc_global_lower)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_terms_equal_pinocchio(case):
     urdf, model, oracle = robot(case)
     rng = rng_for("all_terms" + case)
-    kc_global = coriolis_bounds(model, np.zeros(model.nv), np.zeros(model.nv)).kc_global
+    interval = coriolis_bounds(model, np.zeros(model.nv), np.zeros(model.nv))
     for q in random_configurations(model, rng, 3, urdf=urdf):
         qd = rng.uniform(-2, 2, model.nv)
         terms = all_terms(model, q, qd)
@@ -32,7 +33,8 @@ def test_terms_equal_pinocchio(case):
                 "christoffel_symbols": oracle.christoffel_symbols(q), "gravity_torques": oracle.gravity_torques(q)}
         errors = {name: rel_err(getattr(terms, name), value) for name, value in want.items()}
         bounds = reference_bounds(want["mass_matrix"], want["coriolis_matrix"],
-                                  want["christoffel_symbols"], qd, kc_global)
+                                  want["christoffel_symbols"], qd, interval.kc_global,
+                                  interval.kc_global_lower)
         errors.update({name: rel_err(terms.coriolis_bounds[i], bounds[name])
                        for i, name in enumerate(BOUNDS_FIELDS)})
         assert max(errors.values()) <= TOL, errors
@@ -80,7 +82,7 @@ def test_batch_equals_each_sample():
     qds = rng.uniform(-2, 2, qs.shape)
     batch = all_terms(model, qs, qds)
     n = model.nv
-    assert [t.shape for t in batch] == [(70, n, n), (70, n, n), (70, 6), (70, n, n, n), (70, n)]
+    assert [t.shape for t in batch] == [(70, n, n), (70, n, n), (70, len(BOUNDS_FIELDS)), (70, n, n, n), (70, n)]
     for k in (0, 33, 69):
         one = all_terms(model, qs[k], qds[k])
         for name, value in one._asdict().items():

@@ -7,9 +7,10 @@ order of ``model.joint_names``.
 from .terms import AllTerms, all_terms
 from .bounds import BOUNDS_FIELDS, CoriolisBounds, coriolis_bounds
 from .christoffel import christoffel_symbols
+from .coriolis_constant import CoriolisConstantRefinement, KcInterval, coriolis_constant_interval
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix
-from .errors import DynamicsError, PayloadError, StateError, URDFError
+from .errors import CoriolisConstantError, DynamicsError, PayloadError, StateError, URDFError
 from .forward_dynamics import forward_dynamics
 from .model import Model
 from .puma import puma_urdf
@@ -19,7 +20,8 @@ from .urdf import load_urdf
 
 __all__ = [
     "AllTerms", "BOUNDS_FIELDS", "all_terms",
-    "CoriolisBounds", "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
+    "CoriolisBounds", "CoriolisConstantError", "CoriolisConstantRefinement", "KcInterval",
+    "coriolis_constant_interval", "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
     "christoffel_symbols", "coriolis_bounds", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",
     "mass_matrix",
     "puma_urdf",

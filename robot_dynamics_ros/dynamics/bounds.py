@@ -17,31 +17,26 @@ from .calls import run
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
 from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
-from .model import PRISMATIC
 from .finite import all_finite
 from .state import joint_array, raise_failure
 
 # What the node publishes on ~/coriolis_bounds, in order (DESIGN.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
-BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max")
-
-# Global search for K_c: random configurations, then local ascent from the best.
-_SAMPLES = 4096
-_STARTS = 8
-_SEED = 0
-# first compass step, as a fraction of each joint's range, when a payload
-# model starts from its parent's maximisers
-_WARM_STEP = 1.0 / 256
-
+# New fields are only ever appended, so index-based consumers keep working.
+BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max",
+                 "kc_global_lower")
 
 class CoriolisBounds(NamedTuple):
     """Bounds on the Coriolis terms at (q, qd); arrays of length N for batches.
 
     - ``coriolis_norm``: ``||C(q, qd)||_2``, the instantaneous value.
     - ``kc_config``: ``k_c(q)``, so ``||C(q, x) y|| <= k_c ||x|| ||y||``.
-    - ``kc_global``: ``K_c`` over the joint limits (``inf`` when it does not
-      exist: a prismatic joint without limits); see ``global_coriolis_constant``.
+    - ``kc_global``: a guaranteed upper bound on ``K_c`` over the joint
+      limits, the model's current one (``inf`` for a prismatic joint without
+      limits); see ``coriolis_constant``.
     - ``m_eig_min``, ``m_eig_max``: extreme eigenvalues of M(q).
+    - ``kc_global_lower``: the largest k_c(q) computed at a configuration
+      found within the limits: K_c lies in ``[kc_global_lower, kc_global]``.
     """
 
     coriolis_norm: float | np.ndarray
@@ -49,6 +44,7 @@ class CoriolisBounds(NamedTuple):
     kc_global: float
     m_eig_min: float | np.ndarray
     m_eig_max: float | np.ndarray
+    kc_global_lower: float
 
 
 @njit(cache=True, nogil=True)
@@ -102,7 +98,8 @@ def _config_constants(data, gamma, out):
 
 @njit(cache=True, nogil=True)
 def bound_values(data, gamma, mass, qd, out):
-    """The BOUNDS_FIELDS of one sample into out (6,), all but kc_global.
+    """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
+    kc_global_lower (0 here: the caller sets them).
 
     ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
     (MATH.md). The n + 2 symmetric eigenproblems, the Gram matrices of the
@@ -137,6 +134,7 @@ def bound_values(data, gamma, mass, qd, out):
     out[0] = np.sqrt(max(0.0, largest_eigenvalue(grams[:, :, n], 0.0)))
     out[1] = kc
     out[2] = 0.0
+    out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
     out[4] = smallest_eigenvalue(grams[:, :, n + 1])
     out[5] = largest_eigenvalue(grams[:, :, n + 1], -np.inf)
@@ -152,15 +150,18 @@ def _bound_vectors(data, gamma, mass, QD, out):
 
 
 def bound_vectors(model, christoffel, mass, qd, inputs):
-    """(N, 6) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n).
+    """(N, 7) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n).
 
     ``inputs``: the caller's (name, array) pairs, to name a bad one.
     """
     values = np.empty((len(qd), len(BOUNDS_FIELDS)))
-    failed = run(_bound_vectors, model, (christoffel, mass, qd), (values,))
+    # contiguous: a mimic-reduced Gamma or M comes out of einsum with other
+    # strides, and the kernels' entry points are resolved once per layout-blind key
+    inputs_c = tuple(np.ascontiguousarray(x) for x in (christoffel, mass, qd))
+    failed = run(_bound_vectors, model, inputs_c, (values,))
     if failed >= 0:
         raise_failure(model, failed, inputs, "the Coriolis bounds")
-    values[:, 2] = global_coriolis_constant(model)
+    set_global_constants(model, values)
     return values
 
 
@@ -168,9 +169,17 @@ def config_coriolis_constant(model, q):
     """k_c(q) for q (n,) or (N, n): the configuration Coriolis constant."""
     q = joint_array(model, q, "q")
     batch = q if q.ndim == 2 else q[None]
-    values = np.empty(len(batch))
-    run(_config_constants, model, (christoffel_symbols(model, batch),), (values,))
+    values = symbols_coriolis_constant(model, christoffel_symbols(model, batch))
     return values if q.ndim == 2 else values[0]
+
+
+def symbols_coriolis_constant(model, gamma):
+    """sqrt(sum_k ||Gamma_k||_2^2) of each tensor of ``gamma`` (N, n, n, n)."""
+    values = np.empty(len(gamma))
+    # contiguous: a mimic-reduced Gamma comes out of einsum with other
+    # strides, and the kernel's entry point is resolved once per layout-blind key
+    run(_config_constants, model, (np.ascontiguousarray(gamma),), (values,))
+    return values
 
 
 def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBounds:
@@ -179,8 +188,10 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
     already, so they are not computed twice (``all_terms`` computes every
     term at once). Cost: one Christoffel evaluation O(N d^2) and n + 2
-    eigenproblems of n x n matrices, O(n^4) in all; ``kc_global`` is
-    computed once per model (and payload) and cached.
+    eigenproblems of n x n matrices, O(n^4) in all; ``kc_global`` and
+    ``kc_global_lower`` are the model's current interval for K_c (its first
+    guaranteed bound on the first call, in milliseconds; tighter once
+    ``coriolis_constant_interval`` or a background thread has refined it).
     """
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
@@ -198,9 +209,10 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     return CoriolisBounds(
         coriolis_norm=fields["coriolis_norm"],
         kc_config=fields["kc_config"],
-        kc_global=global_coriolis_constant(model),
+        kc_global=fields["kc_global"] if single else float(fields["kc_global"][0]),
         m_eig_min=fields["m_eig_min"],
         m_eig_max=fields["m_eig_max"],
+        kc_global_lower=fields["kc_global_lower"] if single else float(fields["kc_global_lower"][0]),
     )
 
 
@@ -211,84 +223,17 @@ def joint_limits(model):
 
 
 def global_coriolis_constant(model) -> float:
-    """K_c = sup over the joint limits of k_c(q): an estimate, cached per model.
-
-    Method: k_c at 4096 random configurations drawn uniformly within the
-    limits (continuous joints over [-pi, pi], where k_c is periodic), then a
-    compass-search local ascent within the limits from the 8 best. The
-    value is kept per payload set for all models of one URDF
-    (``model.family_cache``), and a payload set not seen before starts
-    from where the search without payloads ended, with short steps: a
-    payload moves the maxima of k_c, it rarely creates new ones far away,
-    and a payload swap must be fast (this makes the estimate with a payload
-    up to ~0.5% lower than a full search, in the tests' robots). The result is the largest value found, so it is a lower estimate
-    of the true supremum: it is not guaranteed. Its tightness is measured by
-    the tests, which draw 100,000 independent random (q, x, y) per robot
-    (with and without payloads) and check ``||C(q, x) y|| <= K_c ||x||
-    ||y||`` (and print the ratio reached). A prismatic joint without limits
-    makes k_c grow without bound: the result is ``inf``. Deterministic
-    (fixed seed), so the same model always gets the same value.
-    """
-    if "kc_global" in model.cache:  # the hot path asks on every sample
-        return model.cache["kc_global"]
-    family = model.family_cache.setdefault("kc_global", {})
-    key = model.payload_key
-    if key not in family:
-        if key:  # same starts whatever the order of swaps: deterministic
-            bare = model.with_payloads_removed()
-            global_coriolis_constant(bare)
-            family[key] = _search_global_constant(model, family[()][1])
-        else:
-            family[key] = _search_global_constant(model, None)
-    model.cache["kc_global"] = family[key][0]
-    return family[key][0]
+    """The model's current guaranteed upper bound on K_c (never waits: the
+    first call computes the first bound, in milliseconds), see
+    ``coriolis_constant.CoriolisConstantRefinement``."""
+    from .coriolis_constant import refinement_for  # it builds on this module
+    return refinement_for(model).interval.upper
 
 
-def _search_global_constant(model, starts):
-    """(K_c, the configurations where the local ascents ended)."""
-    lower, upper, kinds = joint_limits(model)
-    unlimited = ~(np.isfinite(lower) & np.isfinite(upper))
-    if np.any(unlimited & (kinds == PRISMATIC)):
-        return np.inf, None
-    lower = np.where(unlimited, -np.pi, lower)
-    upper = np.where(unlimited, np.pi, upper)
-    if starts is None:
-        samples = np.random.default_rng(_SEED).uniform(lower, upper, size=(_SAMPLES, model.nv))
-        first_step = 0.25
-    else:
-        samples = np.clip(starts, lower, upper)
-        first_step = _WARM_STEP
-    values = config_coriolis_constant(model, samples)
-    best = np.argsort(values)[-_STARTS:]
-    ends, peaks = _compass_ascent(model, samples[best], values[best], lower, upper, first_step)
-    return float(ends.max()), peaks
-
-
-def _compass_ascent(model, starts, values, lower, upper, first_step):
-    """(local maxima of k_c, where) by compass search in the limits, from
-    every row of ``starts`` (S, n) at once.
-
-    Each round tries a step up and down along every joint for every start
-    still climbing (one batch), moves each to its best candidate if that
-    improves, else halves its steps; steps start at ``first_step`` of each
-    joint's range and stop at 1e-5 rad (or m), where k_c, smooth at its
-    maximum, is within ~1e-10 of it. Needs no derivatives and keeps q
-    within the limits.
-    """
-    q = np.array(starts, dtype=float)
-    value = np.array(values, dtype=float)
-    step = np.tile(first_step * (upper - lower), (len(q), 1))
-    moves = np.concatenate([np.eye(model.nv), -np.eye(model.nv)])
-    climbing = np.arange(len(q))
-    while len(climbing):
-        candidates = np.clip(q[climbing, None] + moves * step[climbing, None], lower, upper)
-        tried = config_coriolis_constant(model, candidates.reshape(-1, model.nv))
-        tried = tried.reshape(len(climbing), len(moves))
-        pick = np.argmax(tried, axis=1)
-        better = tried[np.arange(len(climbing)), pick] > value[climbing]
-        moved = climbing[better]
-        q[moved] = candidates[better, pick[better]]
-        value[moved] = tried[better, pick[better]]
-        step[climbing[~better]] /= 2
-        climbing = climbing[step[climbing].max(axis=1) > 1e-5]
-    return value, q
+def set_global_constants(model, values):
+    """``values[..., 2]`` and ``values[..., 6]`` (BOUNDS_FIELDS) = the model's
+    current interval for K_c, both read from one snapshot of it."""
+    from .coriolis_constant import refinement_for  # it builds on this module
+    interval = refinement_for(model).interval
+    values[..., 2] = interval.upper
+    values[..., 6] = interval.lower

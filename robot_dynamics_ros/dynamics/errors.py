@@ -15,3 +15,7 @@ class PayloadError(DynamicsError):
 
 class StateError(DynamicsError):
     """q, qd, qdd or tau has the wrong shape or non-finite values."""
+
+
+class CoriolisConstantError(DynamicsError):
+    """A setting of the K_c refinement is invalid (tolerance, memory, time)."""

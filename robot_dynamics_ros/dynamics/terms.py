@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors, global_coriolis_constant
+from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors, set_global_constants
 from .calls import run, single
 from .christoffel import christoffel_tree
 from .coriolis import coriolis
@@ -28,8 +28,8 @@ from .state import (is_sample, joint_array, matrix_result, raise_failure, tensor
 class AllTerms(NamedTuple):
     """The terms at (q, qd), each (…) for one sample or (N, …) for a batch.
 
-    ``coriolis_bounds`` is the vector of ``bounds.BOUNDS_FIELDS``, (6,) or
-    (N, 6): the CoriolisBounds fields with ``coriolis_bound = kc_config
+    ``coriolis_bounds`` is the vector of ``bounds.BOUNDS_FIELDS``, (7,) or
+    (N, 7): the CoriolisBounds fields with ``coriolis_bound = kc_config
     ||qd||``, in the order of the node's ``~/coriolis_bounds``.
     """
 
@@ -83,7 +83,7 @@ def all_terms(model, q, qd) -> AllTerms:
         terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
                          np.empty((n, n, n)), np.empty(n))
         if single(_all_terms, model, (True, q, qd, *terms)) < 0:
-            terms.coriolis_bounds[2] = global_coriolis_constant(model)
+            set_global_constants(model, terms.coriolis_bounds)
             return terms
     q = joint_array(model, q, "q")
     qd = joint_array(model, qd, "qd", like=q)
@@ -109,5 +109,5 @@ def all_terms(model, q, qd) -> AllTerms:
         if one:
             bounds = bounds[0]
     else:
-        bounds[..., 2] = global_coriolis_constant(model)
+        set_global_constants(model, bounds)
     return AllTerms(mass, coriolis_matrix, bounds, christoffel, gravity)

@@ -1,0 +1,769 @@
+"""A guaranteed interval for the global Coriolis constant K_c = sup_q k_c(q).
+
+``k_c(q) = sqrt(sum_k ||Gamma_k(q)||_2^2)`` (MATH.md); ``K_c`` is its supremum
+over the joint limits (continuous joints: all angles). Controllers use K_c in
+stability proofs, so what is published as ``kc_global`` must be an upper
+bound that holds for every q, rounding included. This module keeps, per
+model, an interval ``[lower, upper]`` that contains K_c:
+
+1. **First bound** (construction, O(nb d^3) time for depth d, O(nb^3)
+   memory: 1 ms for a 44-joint humanoid, 60 ms for a 100-joint chain):
+   q-independent bounds on every |Gamma_ijk| body by body from the MATH.md
+   derivative formula of M, then the spectral norms of the
+   nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
+   bound). See ``first_upper_bound`` and docs/coriolis_constant.md.
+2. **Lower end**: the largest k_c(q) computed at configurations within the
+   limits (random samples, then a compass ascent), with its witness q.
+3. **Refinement of the upper end**: branch and bound over boxes of the
+   joint limits (R. E. Moore, "Interval Analysis", 1966; J.-P. Merlet,
+   "Interval analysis for certified numerical solution of problems in
+   robotics", Int. J. Appl. Math. Comput. Sci. 19(3), 2009). Each
+   Gamma_ijk is a trigonometric polynomial of degree <= 2 in every revolute
+   angle and a polynomial of degree <= 2 in every prismatic displacement
+   (each joint's motion enters M at most twice, through S and through the
+   inertia it moves), so 5 (or 3) samples per coordinate on a tensor grid
+   give its expansion exactly, hence global bounds on its first and second
+   derivatives (``fourier_derivative_bounds``). A box's bound is the
+   smaller of a Lipschitz form and a second-order Taylor form maximised
+   over the box's vertices (``_second_order_bounds``). For models needing
+   more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced models (whose Gamma is no
+   such polynomial of the reduced q), refinement only raises ``lower``.
+
+Joints whose parent is the fixed world never enter Gamma: turning or sliding
+their whole subtree rigidly leaves M unchanged (MATH.md: dM_ab/dq_c = 0
+when c is an ancestor of both a and b), so the search drops them.
+Gravity never enters Gamma.
+
+Rounding: every floating-point result that enters ``upper`` is inflated by
+an explicit margin, see ``_first_bound_margin`` and ``_value_margin``.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .bounds import config_coriolis_constant, joint_limits, symbols_coriolis_constant
+from .christoffel import christoffel_symbols
+from .errors import CoriolisConstantError
+from .model import PRISMATIC
+
+_EPS = np.finfo(float).eps
+# Collatz-Wielandt: power iterations before the ratio test; more only tighten
+_POWER_STEPS = 8
+# Lower end: random samples within the limits, then ascents from the best.
+_SAMPLES = 8192
+_STARTS = 24
+_SEED = 0
+# doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
+_CHUNK_DOUBLES = 4_000_000
+# boxes split per branch-and-bound round
+_SPLIT_BATCH = 64
+_DEFAULT_MEMORY_MB = 100.0
+# tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
+# 5^7 covers a 7-joint arm, panda's 6 angles and 2 fingers take 140,625
+_MAX_FOURIER_SAMPLES = 150_000
+
+
+class KcInterval(NamedTuple):
+    """K_c lies in ``[lower, upper]``.
+
+    - ``lower``: the largest k_c(q) computed at a configuration within the
+      limits, ``witness``.
+    - ``upper``: a guaranteed upper bound on K_c, rounding included (``inf``
+      when a prismatic joint has no limits).
+    - ``witness``: q (length ``model.nv``) where ``lower`` was computed.
+    - ``finished``: refinement reached its tolerance or cannot improve.
+    """
+
+    lower: float
+    upper: float
+    witness: np.ndarray
+    finished: bool
+
+
+# ---------------------------------------------------------------------------
+# First bound
+
+
+@njit(cache=True, nogil=True)
+def _tree_geometry(parent, edge):
+    """``distance[a, b]``: an upper bound on |o_a - o_b| for every q, with
+    ``edge[i]`` an upper bound on |o_i - o_parent(i)| (the world origin for
+    root bodies). The distance
+    bound is the sum of the edges on the tree path through the lowest common
+    ancestor (triangle inequality). O(nb^2) after O(nb depth)."""
+    nb = parent.shape[0]
+    related = np.zeros((nb, nb), dtype=np.bool_)
+    height = np.zeros(nb)
+    for i in range(nb):
+        height[i] = edge[i] + (height[parent[i]] if parent[i] >= 0 else 0.0)
+        a = i
+        while a >= 0:
+            related[a, i] = True
+            a = parent[a]
+    distance = np.zeros((nb, nb))
+    for a in range(nb):
+        for b in range(nb):
+            common = b
+            while common >= 0 and not related[common, a]:
+                common = parent[common]
+            root = height[common] if common >= 0 else 0.0
+            distance[a, b] = height[a] + height[b] - 2.0 * root
+    return distance
+
+
+@njit(cache=True, nogil=True)
+def _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G):
+    """G[i, j, k] >= |Gamma[i, j, k]| for every q, body by body.
+
+    M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
+    that move B, and the MATH.md derivatives give, for a chain of joints
+    above B, ``dM^B_ab/dq_c = -[c below a] (S_c x S_a)^T I_B S_b
+    - [c below b] S_a^T I_B (S_c x S_b)`` (the two terms cancel when c is
+    above both: B turns rigidly). Each bilinear form is the same about any
+    point; about B's CoM, I_B = diag(I_CoM, m 1), so
+    ``|X^T I_B Y| <= lambda_max(I_CoM) |x_w| |y_w| + m |x_v| |y_v|`` with
+    ``|S_a| <= (1, r_a)`` (revolute: unit axis, moment arm r_a >= |o_a -
+    CoM_B|) or ``(0, 1)`` (prismatic) in (angular, linear) parts, and
+    ``S_c x S_a`` bounded by ``(w_c w_a, w_c v_a + v_c w_a)``. Gamma^B is
+    bounded through its definition by the three derivatives. Cost:
+    sum over bodies of depth^3, O(nb d^3) (O(n^4 / 4) for a serial chain).
+    """
+    nb = parent.shape[0]
+    chain = np.empty(nb, dtype=np.int64)
+    w = np.empty(nb)
+    v = np.empty(nb)
+    G[:] = 0.0
+    for body in range(nb):
+        depth = 0
+        a = body
+        while a >= 0:
+            chain[depth] = a
+            depth += 1
+            a = parent[a]
+        # position p in chain: 0 = the body's own joint, deeper = nearer the root
+        for p in range(depth):
+            a = chain[p]
+            if revolute[a]:
+                w[p] = 1.0
+                v[p] = distance[a, body] + com_norm[body]
+            else:
+                w[p] = 0.0
+                v[p] = 1.0
+        lam, m = rot_norm[body], mass[body]
+        # T(c, a, b) = lam w_c w_a w_b + m (w_c v_a + v_c w_a) v_b bounds
+        # |(S_c x S_a)^T I_B S_b|; with j at or below k in the chain,
+        # 2 Gamma^B_ijk <= [k below i] T(k,i,j) + [j below i] T(j,i,k)
+        # + [j below k] T(j,k,i) + [i below j] T(i,j,k) + [i below k] T(i,k,j)
+        for pi in range(depth):
+            i = chain[pi]
+            wi, vi = w[pi], v[pi]
+            for pj in range(depth):
+                j = chain[pj]
+                wj, vj = w[pj], v[pj]
+                for pk in range(pj, depth):
+                    wk, vk = w[pk], v[pk]
+                    total = 0.0
+                    if pk < pi:
+                        total += lam * wk * wi * wj + m * (wk * vi + vk * wi) * vj
+                    if pj < pi:
+                        total += lam * wj * wi * wk + m * (wj * vi + vj * wi) * vk
+                    if pj < pk:
+                        total += lam * wj * wk * wi + m * (wj * vk + vj * wk) * vi
+                    if pi < pj:
+                        total += lam * wi * wj * wk + m * (wi * vj + vi * wj) * vk
+                    if pi < pk:
+                        total += lam * wi * wk * wj + m * (wi * vk + vi * wk) * vj
+                    G[i, j, chain[pk]] += 0.5 * total
+    # only k at or above j in the chain was summed: Gamma is symmetric in (j, k)
+    for i in range(nb):
+        for j in range(nb):
+            for k in range(nb):
+                if G[i, j, k] < G[i, k, j]:
+                    G[i, j, k] = G[i, k, j]
+
+
+@njit(cache=True, nogil=True)
+def _nonnegative_norm_bound(A, x, y):
+    """An upper bound on ||A||_2 for a nonnegative matrix A (n x n).
+
+    ||A||_2^2 is the Perron root of B = A^T A >= 0, and for any positive x
+    ``rho(B) <= max_i (B x)_i / x_i`` (Collatz-Wielandt, valid for reducible
+    B too; Horn and Johnson, "Matrix Analysis", 2nd ed., Cor. 8.1.29). x
+    comes from a few power iterations, floored at 1e-3 of its largest entry
+    so that it stays positive. Also ``||A||_2 <= sqrt(||A||_1 ||A||_inf)``;
+    the smaller of the two. O(n^2) per iteration.
+    """
+    n = A.shape[0]
+    row_max = 0.0
+    col_max = 0.0
+    for i in range(n):
+        r = 0.0
+        c = 0.0
+        for j in range(n):
+            r += A[i, j]
+            c += A[j, i]
+        row_max = max(row_max, r)
+        col_max = max(col_max, c)
+    simple = np.sqrt(row_max * col_max)
+    if simple == 0.0 or not np.isfinite(simple):
+        return simple
+    x[:] = 1.0
+    ratio = np.inf
+    for _ in range(_POWER_STEPS):
+        for i in range(n):
+            acc = 0.0
+            for j in range(n):
+                acc += A[i, j] * x[j]
+            y[i] = acc
+        top = 0.0
+        ratio = 0.0
+        for j in range(n):
+            acc = 0.0
+            for i in range(n):
+                acc += A[i, j] * y[i]
+            ratio = max(ratio, acc / x[j])
+            x[j] = acc
+            top = max(top, acc)
+        if top == 0.0:
+            return 0.0
+        for j in range(n):
+            x[j] = max(x[j] / top, 1e-3)
+    return min(simple, np.sqrt(ratio))
+
+
+@njit(cache=True, nogil=True)
+def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, coordinate_map):
+    """(sqrt(sum_k ||G_k||^2), the nv norm bounds) for q of length nv =
+    coordinate_map.shape[1]; ``G_k >= |Gamma_k|`` entrywise. With a mimic
+    map J (q_full = J q + b), ``|Gamma_r[i,j,k]| <= sum |J_ai||J_bj||J_ck|
+    G[a,b,c]``. O(nb d^3 + nv^3) time, O(nb^3) memory."""
+    nb, nv = coordinate_map.shape
+    distance = _tree_geometry(parent, edge)
+    G = np.empty((nb, nb, nb))
+    _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G)
+    J = np.abs(coordinate_map)
+    identity = nb == nv
+    for i in range(nb):
+        for j in range(nv):
+            if J[i, j] != (1.0 if i == j else 0.0):
+                identity = False
+    if not identity:
+        reduced = np.zeros((nv, nv, nv))
+        for a in range(nb):
+            for b in range(nb):
+                for c in range(nb):
+                    if G[a, b, c] != 0.0:
+                        for i in range(nv):
+                            if J[a, i] != 0.0:
+                                for j in range(nv):
+                                    if J[b, j] != 0.0:
+                                        for k in range(nv):
+                                            reduced[i, j, k] += J[a, i] * J[b, j] * J[c, k] * G[a, b, c]
+        G = reduced
+    norms = np.zeros(nv)
+    x, y = np.empty(nv), np.empty(nv)
+    slice_ = np.empty((nv, nv))
+    total = 0.0
+    for k in range(nv):
+        for i in range(nv):
+            for j in range(nv):
+                slice_[i, j] = G[i, j, k]
+        norms[k] = _nonnegative_norm_bound(slice_, x, y)
+        total += norms[k] * norms[k]
+    return np.sqrt(total), norms
+
+
+def _first_bound_margin(nb):
+    """Relative inflation of the first bound for its rounding: it is built
+    from nonnegative numbers by sums of at most nb^2 terms, products and
+    square roots, each of relative error <= eps, in chains of O(nb)
+    operations, so its computed value is within (1 + c nb eps) of the exact
+    one with c a small constant; 1024 (nb + 16) eps is far above that."""
+    return 1.0 + 1024.0 * (nb + 16) * _EPS
+
+
+def _body_travel(model, lower, upper):
+    """|q_full_i| bound per body over the limits of q (interval arithmetic
+    through the coordinate map): how far a prismatic joint slides."""
+    lo = np.where(np.isfinite(lower), lower, -np.inf)
+    hi = np.where(np.isfinite(upper), upper, np.inf)
+    J = np.abs(np.asarray(model.coordinate_map, dtype=float))
+    reach = np.maximum(np.abs(lo), np.abs(hi))
+    with np.errstate(invalid="ignore"):
+        # a coordinate that does not drive the body adds nothing, even unlimited
+        spread = np.where(J != 0.0, J * reach, 0.0).sum(axis=1)
+    return spread + np.abs(model.coordinate_offset)
+
+
+def first_upper_bound(model):
+    """(A guaranteed upper bound on K_c that depends on no configuration,
+    the bounds on each ||Gamma_k||_2).
+
+    For every (i, j, k), |Gamma_ijk| <= G_ijk from the MATH.md formula of
+    dM/dq, body by body (``_gamma_bounds``): each term is a bilinear form
+    in motion subspaces and a body's inertia, the same about any reference
+    point, bounded about the body's CoM with moment arms r >= |o_a - CoM|:
+    the sum of the joint placements' lengths (and prismatic travels) on the
+    tree path, plus the CoM offset. Then ||Gamma_k||_2 <= ||G_k||_2 (G_k >=
+    |Gamma_k| entrywise, Perron-Frobenius) and k_c <= sqrt(sum_k
+    ||G_k||_2^2). Cost O(nb d^3) for depth d. ``inf`` when a prismatic
+    joint has no limits.
+    """
+    lower, upper, kinds = joint_limits(model)
+    if np.any((kinds == PRISMATIC) & ~(np.isfinite(lower) & np.isfinite(upper))):
+        return np.inf, np.full(model.nv, np.inf)
+    travel = _body_travel(model, lower, upper)
+    inertia = np.asarray(model.inertia, dtype=float)
+    mass = inertia[:, 0]
+    com_norm = np.linalg.norm(inertia[:, 1:4], axis=1)
+    ixx, ixy, ixz, iyy, iyz, izz = inertia[:, 4:10].T
+    rot = np.stack([np.stack([ixx, ixy, ixz], -1), np.stack([ixy, iyy, iyz], -1),
+                    np.stack([ixz, iyz, izz], -1)], -2)
+    # a Gershgorin row sum bounds lambda_max with no eigen-solver rounding
+    rot_norm = np.abs(rot).sum(axis=2).max(axis=1)
+    prismatic = model.joint_type == PRISMATIC
+    edge = np.linalg.norm(model.joint_placement[:, :3, 3], axis=1) + np.where(prismatic, travel, 0.0)
+    value, norms = _first_bound_kernel(
+        np.asarray(model.parent, dtype=np.int64), ~prismatic, edge, mass, com_norm, rot_norm,
+        np.ascontiguousarray(model.coordinate_map, dtype=float))
+    margin = _first_bound_margin(model.nb)
+    return float(value * margin), norms * margin
+
+
+# ---------------------------------------------------------------------------
+# Evaluation of k_c in chunks, lower end
+
+
+def _chunk_size(model):
+    """Samples per k_c evaluation: ``_CHUNK_DOUBLES`` doubles of Gamma at
+    most, so memory stays bounded whatever n (one sample at n >= 159)."""
+    return max(1, _CHUNK_DOUBLES // model.nb ** 3)
+
+
+def _evaluate(model, Q, out):
+    """k_c(Q[s]) into out, one chunk per step (a generator: the caller may
+    stop between chunks). Each chunk runs the nogil kernels of
+    ``bounds.config_coriolis_constant``; overflow gives NaN."""
+    chunk = _chunk_size(model)
+    for start in range(0, len(Q), chunk):
+        out[start:start + chunk] = config_coriolis_constant(model, Q[start:start + chunk])
+        yield
+
+
+def _compass_ascent(model, starts, values, lower, upper, offer):
+    """Compass-search local ascent of k_c within the limits from every row of
+    ``starts`` (S, n) at once (a generator, one step per chunk).
+
+    Each round tries a step up and down along every joint for every start
+    still climbing, moves each to its best candidate if that improves, else
+    halves its steps; steps start at a quarter of each joint's range and
+    stop at 1e-5 rad (or m). Needs no derivatives and keeps q within the
+    limits; ``offer(values, Q)`` receives every evaluated batch. Cost per
+    round: 2 n S evaluations of k_c, O(n^4) each.
+    """
+    q = np.array(starts, dtype=float)
+    value = np.array(values, dtype=float)
+    step = np.tile(0.25 * (upper - lower), (len(q), 1))
+    moves = np.concatenate([np.eye(model.nv), -np.eye(model.nv)])
+    climbing = np.arange(len(q))
+    while len(climbing):
+        candidates = np.clip(q[climbing, None] + moves * step[climbing, None], lower, upper)
+        flat = candidates.reshape(-1, model.nv)
+        tried = np.empty(len(flat))
+        yield from _evaluate(model, flat, tried)
+        offer(tried, flat)
+        tried = np.where(np.isnan(tried), -np.inf, tried).reshape(len(climbing), len(moves))
+        pick = np.argmax(tried, axis=1)
+        better = tried[np.arange(len(climbing)), pick] > value[climbing]
+        moved = climbing[better]
+        q[moved] = candidates[better, pick[better]]
+        value[moved] = tried[better, pick[better]]
+        step[climbing[~better]] /= 2
+        climbing = climbing[step[climbing].max(axis=1) > 1e-5]
+
+
+def _value_margin(model, first):
+    """Absolute margin added to a computed k_c(c) before it enters an upper
+    bound. Every Gamma entry is a sum of O(nb) bilinear terms in S and Ic
+    whose sizes the first bound ``first`` dominates, each computed with
+    relative error O(nb eps); the eigenvalues of the Gram matrices are
+    backward stable (eigen.py, error O(n eps ||Gamma_k||^2)). So
+    |k_c computed - k_c| <= c nb eps ``first`` with a small c;
+    4096 (nb + 16) eps ``first`` is far above it."""
+    return 4096.0 * (model.nb + 16) * _EPS * first
+
+
+# ---------------------------------------------------------------------------
+# Refinement
+
+
+def _axis_transforms(prismatic, lo, hi):
+    """Per coordinate on which Gamma depends: (nodes q_j, matrix T with
+    coefficients = T @ samples, w1_a >= sup |b_a'|, w2_a >= sup |b_a''| of
+    each basis function b_a). Revolute: 5 equispaced angles, the discrete
+    Fourier transform, b_a = e^{i a q} for a = 0, 1, 2, -2, -1 (|a|, a^2).
+    Prismatic: the Chebyshev nodes mid + radius (1, 0, -1), b_a = T_a((q -
+    mid) / radius) for a = 0, 1, 2 (a^2 / radius by Markov's inequality,
+    and T_2'' = 4 / radius^2). Both interpolations are exact for degree <= 2, and every
+    row of T has l1 norm 1 (so rounding in the samples is not amplified)."""
+    transforms = []
+    for is_prismatic, low, high in zip(prismatic, lo, hi):
+        if is_prismatic:
+            mid, radius = 0.5 * (low + high), 0.5 * (high - low)
+            matrix = np.array([[0.25, 0.5, 0.25], [0.5, 0.0, -0.5], [0.25, -0.5, 0.25]], dtype=complex)
+            transforms.append((mid + radius * np.array([1.0, 0.0, -1.0]), matrix,
+                               np.array([0.0, 1.0, 4.0]) / radius,
+                               np.array([0.0, 0.0, 4.0]) / radius ** 2))
+        else:
+            angles = 2.0 * np.pi * np.arange(5) / 5
+            orders = np.array([0, 1, 2, -2, -1])
+            transforms.append((angles, np.exp(-1j * np.outer(orders, angles)) / 5,
+                               np.abs(orders).astype(float), (orders ** 2).astype(float)))
+    return transforms
+
+
+def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes):
+    """(L, H): for the coordinates l, m of ``free`` and every q,
+    L_l >= N(dGamma/dq_l) and H_lm >= N(d^2 Gamma/dq_l dq_m), with
+    N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one step per chunk
+    of Gamma evaluations; (L, H) is its return value).
+
+    Gamma is a trigonometric polynomial of degree <= 2 in every revolute
+    angle and a polynomial of degree <= 2 in every prismatic displacement
+    (tested in test_coriolis_constant.py), so with P = 5^r 3^p samples on
+    the tensor grid of ``_axis_transforms`` its expansion
+    ``Gamma(q) = sum_alpha C_alpha prod_l b_alpha_l(q_l)`` is exact, and
+    ``N(dGamma/dq_l) <= ||dGamma/dq_l||_F <= sum_alpha w1(alpha_l)
+    ||C_alpha||_F`` (|b| <= 1 on the domain), and likewise with w1 w1 or
+    w2 for the second derivatives. The entries of Gamma are
+    transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
+    once per block). Rounding: each coefficient is off by at most the
+    samples' error plus a few eps per transform, ``entry_margin`` per
+    entry, added to every ||C_alpha||_F. Cost: P evaluations of Gamma per
+    block, P n^3 / 2 entries in all.
+    """
+    transforms = _axis_transforms(prismatic, lo, hi)
+    sizes = tuple(len(t[0]) for t in transforms)
+    grid = np.array(np.meshgrid(*[t[0] for t in transforms], indexing="ij")).reshape(len(free), -1).T
+    count = len(grid)
+    n = model.nv
+    # Gamma[i, j, k] = Gamma[i, k, j]: the entries with j <= k, the others counted twice
+    i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
+    entries = np.flatnonzero(j <= k)
+    weights = np.where(j[entries] < k[entries], 2.0, 1.0)
+    block = max(1, int(memory_bytes // (40 * count)))
+    squares = np.zeros(sizes)
+    q = np.zeros((count, n))  # the other coordinates do not enter Gamma
+    q[:, free] = grid
+    chunk = _chunk_size(model)
+    for start in range(0, len(entries), block):
+        picked = entries[start:start + block]
+        values = np.empty((count, len(picked)))
+        for first in range(0, count, chunk):
+            gamma = christoffel_symbols(model, q[first:first + chunk]).reshape(-1, n ** 3)
+            values[first:first + chunk] = gamma[:, picked]
+            yield
+        coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
+        for axis, (_, matrix, _, _) in enumerate(transforms):
+            coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
+        squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
+        yield
+    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin
+    m = len(free)
+
+    def along(axis, w):
+        shape = [1] * m
+        shape[axis] = len(w)
+        return w.reshape(shape)
+
+    first = np.array([(norms * along(l, t[2])).sum() for l, t in enumerate(transforms)])
+    second = np.empty((m, m))
+    for l, tl in enumerate(transforms):
+        for r, tr in enumerate(transforms):
+            weight = along(l, tl[3]) if l == r else along(l, tl[2]) * along(r, tr[2])
+            second[l, r] = (norms * weight).sum()
+    inflate = 1.0 + 64 * (m + 2) * _EPS
+    return first * inflate, second * inflate
+
+
+def _line_offsets(prismatic, lo, hi):
+    """Per coordinate: (offsets s_j from a centre, weights d_j) with
+    dGamma/dq_l(c) = sum_j d_j Gamma(c + s_j e_l), exact for degree <= 2:
+    revolute, the derivative of the trigonometric interpolant at 5
+    equispaced angles, d_j = 2/5 sum_{a=1,2} a sin(a s_j) (d_0 = 0, so the
+    centre is not needed); prismatic, the central difference over the
+    joint's half range."""
+    angles = 2.0 * np.pi * np.arange(1, 5) / 5
+    turn = 0.4 * (np.sin(angles) + 2.0 * np.sin(2.0 * angles))
+    lines = []
+    for is_prismatic, low, high in zip(prismatic, lo, hi):
+        if is_prismatic:
+            radius = 0.5 * (high - low)
+            lines.append((np.array([-radius, radius]), np.array([-0.5, 0.5]) / radius))
+        else:
+            lines.append((angles, turn))
+    return lines
+
+
+def _second_order_bounds(model, free, lines, base, centres, halves, hessian, margin, entry_margin):
+    """Upper bounds on sup k_c over boxes (a generator; (bounds, k_c at the
+    centres, the centres' q) is its return value).
+
+    Taylor's theorem in the tensor space: Gamma(c + t) = Gamma(c) + sum_l
+    t_l D_l + R with D_l = dGamma/dq_l(c) (``_line_offsets``, exact) and
+    N(R) <= 1/2 sum_lm |t_l| |t_m| H_lm (``fourier_derivative_bounds``).
+    N is convex, so N(Gamma(c) + sum_{l in S} t_l D_l) over the box is
+    largest at one of its 2^|S| vertices, computed for the (at most 4)
+    coordinates S of largest h_l ||D_l||_F; the others add h_l ||D_l||_F
+    (N <= Frobenius). Rounding: ``margin`` per computed k_c, and the
+    samples' error ``entry_margin`` per entry through the weights d_j.
+    Cost per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per
+    coordinate, and 2^|S| + 1 evaluations of k_c from tensors, O(n^4) each.
+    """
+    count, m = centres.shape
+    n = model.nv
+    offsets = [(l, s, d) for l, (ss, dd) in enumerate(lines) for s, d in zip(ss, dd)]
+    q = np.tile(base, (count * (1 + len(offsets)), 1))
+    points = np.repeat(centres, 1 + len(offsets), axis=0)
+    for row, (l, shift, _) in enumerate(offsets):
+        points[row + 1::1 + len(offsets), l] += shift
+    q[:, free] = points
+    gamma = np.empty((len(q), n, n, n))
+    chunk = _chunk_size(model)
+    for start in range(0, len(q), chunk):
+        gamma[start:start + chunk] = christoffel_symbols(model, q[start:start + chunk])
+        yield
+    gamma = gamma.reshape(count, 1 + len(offsets), n, n, n)
+    centre_gamma = gamma[:, 0]
+    slopes = np.zeros((count, m, n, n, n))
+    error = np.zeros(m)
+    for row, (l, _, d) in enumerate(offsets):
+        slopes[:, l] += d * gamma[:, row + 1]
+        error[l] += abs(d) * entry_margin * n ** 1.5
+    del gamma
+    size = np.sqrt((slopes ** 2).sum(axis=(2, 3, 4))) * halves
+    chosen = np.argsort(-size, axis=1)[:, :min(4, m)]
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * chosen.shape[1], indexing="ij")).reshape(chosen.shape[1], -1).T
+    rows = np.arange(count)[:, None]
+    steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
+    vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
+    values = symbols_coriolis_constant(model, np.concatenate(
+        [centre_gamma[:, None], vertices], axis=1).reshape(-1, n, n, n)).reshape(count, -1)
+    yield
+    rest = size.sum(axis=1) - np.take_along_axis(size, chosen, axis=1).sum(axis=1)
+    remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
+    bounds = values[:, 1:].max(axis=1) + margin + rest + halves @ error + remainder
+    bounds = np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
+    return bounds, values[:, 0], q[::1 + len(offsets)]
+
+
+class CoriolisConstantRefinement:
+    """The interval [lower, upper] that holds K_c of one model, refined on
+    demand (module docstring: the method and why ``upper`` is guaranteed).
+
+    Construction computes the first bound (``first_upper_bound``, O(nb d^3))
+    and k_c at one configuration (O(n^4)). ``refine(seconds)`` then works in
+    steps of one chunk of evaluations each (nogil numba kernels, so a
+    background thread does not hold the GIL for long): 8192 random samples
+    within the limits, a compass ascent from the 24 best, then the branch
+    and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
+    only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
+    Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
+    a quarter for the boxes ((2 m + 2) doubles each, m coordinates).
+    Refinement has ``finished`` when ``upper <= tolerance * lower``, when
+    the boxes would exceed their memory, or when there is nothing left to
+    do (the search for ``lower`` is over and no branch and bound applies).
+    """
+
+    def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB):
+        if not (isinstance(tolerance, (int, float)) and 1.0 <= tolerance < np.inf):
+            raise CoriolisConstantError(
+                f"tolerance must be a number >= 1 (the ratio upper / lower to reach), got {tolerance!r}")
+        if not (isinstance(memory_limit_mb, (int, float)) and 0.0 < memory_limit_mb < np.inf):
+            raise CoriolisConstantError(
+                f"memory_limit_mb must be a positive number, got {memory_limit_mb!r}")
+        self.model = model
+        self.tolerance = float(tolerance)
+        self.memory_limit_mb = float(memory_limit_mb)
+        self._publish_lock = threading.Lock()
+        self._work_lock = threading.Lock()
+        self.first_bound, _ = first_upper_bound(model)
+        lower, upper, kinds = joint_limits(model)
+        limited = np.isfinite(lower) & np.isfinite(upper)
+        self._kinds = kinds
+        self._limited = limited
+        self._lower_limit = np.where(limited, lower, -np.pi)
+        self._upper_limit = np.where(limited, upper, np.pi)
+        witness = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
+        value = config_coriolis_constant(model, witness[None])[0]
+        if np.isnan(value):
+            value = 0.0  # k_c overflows there: 0 is still a lower bound
+        self._interval = KcInterval(float(value), max(self.first_bound, float(value)), witness, False)
+        self._work = self._steps()
+
+    @property
+    def interval(self) -> KcInterval:
+        """The current interval (an immutable tuple: reading it needs no lock)."""
+        return self._interval
+
+    def refine(self, seconds) -> KcInterval:
+        """Work about ``seconds`` (one more chunk at most) and return the new
+        interval; returns at once when refinement has finished. Threads
+        calling it at once take turns."""
+        if not (isinstance(seconds, (int, float)) and seconds >= 0.0):
+            raise CoriolisConstantError(f"refine: seconds must be a number >= 0, got {seconds!r}")
+        deadline = time.monotonic() + seconds
+        with self._work_lock:
+            while not self._interval.finished and time.monotonic() < deadline:
+                try:
+                    next(self._work)
+                except StopIteration:
+                    self._publish(finished=True)
+        return self._interval
+
+    def _publish(self, lower=None, witness=None, upper=None, finished=False):
+        with self._publish_lock:
+            old = self._interval
+            if lower is not None and lower > old.lower:
+                old = old._replace(lower=float(lower), witness=np.array(witness, dtype=float))
+            if upper is not None and upper < old.upper:
+                old = old._replace(upper=float(max(upper, old.lower)))
+            self._interval = old._replace(finished=old.finished or finished)
+
+    def _offer(self, values, Q):
+        """Raise ``lower`` to the best finite k_c in ``values`` (at Q)."""
+        finite = np.where(np.isnan(values), -np.inf, values)
+        best = int(np.argmax(finite)) if len(finite) else 0
+        if len(finite) and finite[best] > self._interval.lower:
+            self._publish(lower=finite[best], witness=Q[best])
+
+    def _steps(self):
+        model = self.model
+        rng = np.random.default_rng(_SEED)
+        samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, model.nv))
+        values = np.empty(_SAMPLES)
+        chunk = _chunk_size(model)
+        for start in range(0, _SAMPLES, chunk):
+            yield from _evaluate(model, samples[start:start + chunk], values[start:start + chunk])
+            self._offer(values[start:start + chunk], samples[start:start + chunk])
+        best = np.argsort(np.where(np.isnan(values), -np.inf, values))[-_STARTS:]
+        yield from _compass_ascent(model, samples[best], values[best], self._lower_limit,
+                                   self._upper_limit, self._offer)
+        if not np.isfinite(self.first_bound) or model.reduced:
+            return
+        yield from self._branch_and_bound()
+
+    def _domain(self):
+        """(coordinates on which Gamma depends, prismatic?, low, high): q
+        entries whose joint has a parent body (the others move their subtree
+        rigidly), over their limits; a revolute range wider than a turn is
+        cut to one turn (Gamma is 2 pi periodic)."""
+        free = np.flatnonzero(np.asarray(self.model.parent) >= 0)
+        lo, hi = self._lower_limit[free], self._upper_limit[free]
+        prismatic = self._kinds[free] == PRISMATIC
+        hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
+        return free, prismatic, lo, hi
+
+    def _branch_and_bound(self):
+        """Branch and bound over boxes of the limits: each box's bound is the
+        smaller of the Lipschitz bound ``k_c(c) + sum_l L_l h_l`` (k_c is
+        L_l-Lipschitz in q_l because N is a norm) and the second-order bound
+        of ``_second_order_bounds``; boxes whose bound is below ``lower``
+        are dropped, the 64 of largest bound are halved along the side of
+        largest L_l h_l."""
+        model = self.model
+        free, prismatic, lo, hi = self._domain()
+        m = len(free)
+        if np.prod(np.where(prismatic, 3, 5)) > _MAX_FOURIER_SAMPLES:
+            return
+        memory = self.memory_limit_mb * 1e6
+        margin = _value_margin(model, self.first_bound)
+        entry_margin = margin + 8 * (m + 2) * _EPS * self.first_bound
+        lipschitz, hessian = yield from fourier_derivative_bounds(
+            model, free, prismatic, lo, hi, entry_margin, memory / 4)
+        lines = _line_offsets(prismatic, lo, hi)
+        max_boxes = int(memory / 4 / (8 * (2 * m + 2)))
+        base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
+        inflate = 1.0 + 64 * (m + 2) * _EPS
+
+        def evaluate(centres, halves):
+            q = np.tile(base, (len(centres), 1))
+            q[:, free] = centres
+            values = np.empty(len(q))
+            yield from _evaluate(model, q, values)
+            self._offer(values, q)
+            bounds = (values + margin + halves @ lipschitz) * inflate
+            # the second-order bound costs ~20 evaluations of Gamma: only
+            # where its remainder is small against the first-order term
+            remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
+            close = np.flatnonzero(remainder < 0.25 * (halves @ lipschitz))
+            # boxes per call: their Gamma samples within _CHUNK_DOUBLES
+            group = max(1, _CHUNK_DOUBLES // (sum(len(o) + 1 for o, _ in lines) * model.nb ** 3))
+            for start in range(0, len(close), group):
+                some = close[start:start + group]
+                second, _, _ = yield from _second_order_bounds(
+                    model, free, lines, base, centres[some], halves[some], hessian, margin,
+                    entry_margin)
+                bounds[some] = np.minimum(bounds[some], second)
+            bounds = np.minimum(bounds, self.first_bound)
+            return np.where(np.isnan(bounds), self.first_bound, bounds)
+
+        centres = (0.5 * (lo + hi))[None]
+        halves = (0.5 * (hi - lo))[None]
+        bounds = yield from evaluate(centres, halves)
+        while True:
+            lower = self._interval.lower
+            self._publish(upper=max(lower, bounds.max(initial=-np.inf)))
+            if self._interval.upper <= self.tolerance * self._interval.lower:
+                return
+            keep = bounds > lower
+            centres, halves, bounds = centres[keep], halves[keep], bounds[keep]
+            if len(bounds) == 0 or len(bounds) + _SPLIT_BATCH > max_boxes:
+                return
+            count = min(_SPLIT_BATCH, len(bounds))
+            split = np.argpartition(-bounds, count - 1)[:count]
+            rest = np.ones(len(bounds), dtype=bool)
+            rest[split] = False
+            rows = np.arange(count)
+            axis = np.argmax(halves[split] * lipschitz, axis=1)
+            child_halves = halves[split].copy()
+            child_halves[rows, axis] *= 0.5
+            step = np.zeros_like(child_halves)
+            step[rows, axis] = child_halves[rows, axis]
+            child_centres = np.concatenate([centres[split] - step, centres[split] + step])
+            child_halves = np.concatenate([child_halves, child_halves])
+            child_bounds = yield from evaluate(child_centres, child_halves)
+            centres = np.concatenate([centres[rest], child_centres])
+            halves = np.concatenate([halves[rest], child_halves])
+            bounds = np.concatenate([bounds[rest], child_bounds])
+
+
+_registry_lock = threading.Lock()
+
+
+def refinement_for(model) -> CoriolisConstantRefinement:
+    """The model's refinement (``model.cache``): made with its first bound on
+    first use, so every later call continues where the last one stopped. A
+    payload model is a new model, with its own first bound at once."""
+    refinement = model.cache.get("kc_refinement")
+    if refinement is None:
+        with _registry_lock:
+            refinement = model.cache.get("kc_refinement")
+            if refinement is None:
+                refinement = model.cache["kc_refinement"] = CoriolisConstantRefinement(model)
+    return refinement
+
+
+def coriolis_constant_interval(model, *, time_budget=60.0) -> KcInterval:
+    """K_c's interval after refining for at most ``time_budget`` seconds
+    (less when refinement finishes: upper <= 1.10 lower, or nothing more
+    to gain). Continues the model's refinement (``refinement_for``), so a
+    second call starts where the first stopped."""
+    if not (isinstance(time_budget, (int, float)) and time_budget >= 0.0):
+        raise CoriolisConstantError(f"time_budget must be a number >= 0, got {time_budget!r}")
+    return refinement_for(model).refine(time_budget)
