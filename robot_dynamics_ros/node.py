@@ -24,7 +24,8 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
+                                SetParametersResult)
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
@@ -37,6 +38,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
+from robot_dynamics_ros.kc_refinement import KcRefiner
 from robot_dynamics_ros.messages import (
     JointStateMatcher,
     JointStateRejected,
@@ -104,6 +106,10 @@ class DynamicsNode(Node):
         self._pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
+        self._refiner = KcRefiner(
+            time_budget=self.get_parameter("kc_refinement.time_budget").value,
+            memory_limit_mb=self.get_parameter("kc_refinement.memory_limit_mb").value,
+            niceness=BUILDER_NICENESS)
         self._service = ModelService(
             parameters={name: self.get_parameter(name).value for name in RUNTIME_PARAMETERS},
             gravity=self.get_parameter("gravity").value, mimic=self.get_parameter("mimic").value,
@@ -122,6 +128,7 @@ class DynamicsNode(Node):
                 String, "robot_description", self._on_description, DESCRIPTION_QOS).topic_name
             self._waiting_for = (f"listening on {topic} (std_msgs/String, transient local, as "
                                  "robot_state_publisher publishes it), or set the urdf_file parameter")
+        self._refiner.start()
         self._service.start()
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -174,6 +181,13 @@ class DynamicsNode(Node):
         self.declare_parameter("payload.inertia", [0.0] * 6, _descriptor(
             "Payload inertia [ixx, ixy, ixz, iyy, iyz, izz] about its CoM in link axes, kg m^2",
             doubles))
+        self.declare_parameter("kc_refinement.time_budget", 60.0, _descriptor(
+            "Seconds spent tightening the K_c interval of each served model in the background "
+            "(0: keep the first guaranteed bound)", double, read_only=True,
+            floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1e6)]))
+        self.declare_parameter("kc_refinement.memory_limit_mb", 100.0, _descriptor(
+            "Work memory of that refinement, MB", double, read_only=True,
+            floating_point_range=[FloatingPointRange(from_value=1.0, to_value=1e5)]))
 
     def _on_description(self, msg: String):
         self._waiting_for = f"building it from the last message on robot_description{COMPILING}"
@@ -181,6 +195,7 @@ class DynamicsNode(Node):
 
     def _prepare(self, served: ServedModel, old) -> _Live:
         """The hot path's snapshot of ``served``, its outputs computed once (builder thread)."""
+        self._refiner.refinement(served.model)  # the first K_c bound, with the node's memory limit
         compute_outputs(served.model, np.zeros(served.model.nv), np.ones(served.model.nv))
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
         same_outputs = old is not None and old.served.joints == served.joints
@@ -196,6 +211,7 @@ class DynamicsNode(Node):
         # (20 ms here), long enough for the joint_states queue to overflow;
         # what exists now lives as long as the model, so collections skip it.
         gc.freeze()
+        self._refiner.follow(live.served.model)
         payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in live.served.payloads.values())
         self.get_logger().info(
             f"serving {live.served.model.name!r} with payloads: {payloads or 'none'}")
@@ -300,6 +316,7 @@ class DynamicsNode(Node):
             "payloads_refused": str(refused["payload_parameters"] + refused["payload_topic"]),
             "descriptions_rejected": str(refused["description"]),
             **{f"refused.{kind}": str(n) for kind, n in sorted(refused.items())},
+            **(self._refiner.status(live.served.model) if live else {}),
             "compute_samples": str(window),
             "compute_mean_us": f"{recent.mean() / 1e3:.1f}" if window else "",
             "compute_p99_us": f"{np.percentile(recent, 99) / 1e3:.1f}" if window else "",
@@ -329,6 +346,7 @@ class DynamicsNode(Node):
 
     def destroy_node(self):
         self._service.stop()
+        self._refiner.stop()
         return super().destroy_node()
 
 

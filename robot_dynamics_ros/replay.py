@@ -36,6 +36,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from robot_dynamics_ros import bag_io
+from robot_dynamics_ros.dynamics import coriolis_constant_interval
 from robot_dynamics_ros.messages import (
     BOUNDS_FIELDS,
     JointStateMatcher,
@@ -133,10 +134,16 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help="plot ||C||_2 with its bounds, eig(M) and g(q) over time")
     parser.add_argument("--csv", type=Path, metavar="CSV",
                         help="flat table: times, q, qd, bounds, g, M and C entries per joint state")
+    parser.add_argument("--kc-time-budget", type=float, default=60.0, metavar="SECONDS",
+                        help="seconds to tighten the guaranteed K_c interval before replaying, so every "
+                        "message carries the final one (default: %(default)s; the node does this in "
+                        "the background)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and summary")
     args = parser.parse_args(argv)
     if args.output is None and args.csv is None and args.plot is None:
         parser.error("nothing to write: give OUTPUT_BAG, --csv or --plot")
+    if not 0.0 <= args.kc_time_budget < float("inf"):
+        parser.error(f"--kc-time-budget must be a number of seconds >= 0, got {args.kc_time_budget}")
     return args
 
 
@@ -448,9 +455,11 @@ def replay(args) -> dict:
         if not connections:
             topics = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections) or "none"
             raise ReplayError(f"no {args.joint_states} topic in {str(args.input)!r}; topics: {topics}")
+        kc = coriolis_constant_interval(served.model, time_budget=args.kc_time_budget)
         staged = StagedOutputs()
         try:
             summary = run(reader, connections, served, args, staged)
+            summary["kc_interval"] = (kc.lower, kc.upper, kc.finished)
             staged.commit()
         # sqlite3.Error: the sqlite3 storage reports a full disk as its own error.
         except (OSError, sqlite3.Error) as error:
@@ -556,6 +565,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             written.insert(0, f"{str(args.output)!r} ({summary['storage']}): {', '.join(summary['topics'])}")
         print(f"{summary['processed']} of {summary['read']} joint states replayed in "
               f"{summary['seconds']:.1f} s ({rate:,.0f}/s) into {'; '.join(written)}")
+        lower, upper, finished = summary["kc_interval"]
+        print(f"K_c in [{lower:.6g}, {upper:.6g}] (guaranteed upper bound; "
+              f"{'refinement finished' if finished else 'refinement stopped by --kc-time-budget'})")
         for kind, count in summary["dropped"].items():
             print(f"dropped {count} ({kind}), e.g.: {summary['reasons'][kind]}", file=sys.stderr)
     return 0

@@ -341,8 +341,10 @@ def check_outputs(out: dict, oracle, q, qd, tolerance: float = 1e-9) -> dict:
         errors[key] = rel_err(bounds[key], want[key])
     bad = {k: e for k, e in errors.items() if not e <= tolerance}
     assert not bad, f"outputs differ from Pinocchio beyond {tolerance:g}: {bad}"
-    # K_c is a supremum over configurations, so it bounds k_c(q) at every q.
+    # K_c is a supremum over configurations, so it bounds k_c(q) at every q;
+    # kc_global_lower is a k_c(q) attained, so at most K_c.
     assert bounds["kc_global"] >= bounds["kc_config"] * (1 - tolerance)
+    assert 0.0 <= bounds["kc_global_lower"] <= bounds["kc_global"]
     assert bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + tolerance) + tolerance
     return errors
 

@@ -135,7 +135,7 @@ def test_outputs_equal_pinocchio(panda):
     assert [(d.size, d.stride) for d in layouts["christoffel_symbols"].dim] == [
         (9, 729), (9, 81), (9, 9)]
     assert layouts["coriolis_bounds"].dim[0].label == (
-        "coriolis_norm,kc_config,kc_global,coriolis_bound,m_eig_min,m_eig_max")
+        "coriolis_norm,kc_config,kc_global,coriolis_bound,m_eig_min,m_eig_max,kc_global_lower")
 
 
 def test_names_in_any_order_extra_names_and_empty_velocity(panda):

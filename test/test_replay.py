@@ -34,7 +34,8 @@ BASE_TOPICS = {
     PREFIX + "coriolis_bounds": "std_msgs/msg/Float64MultiArray",
     PREFIX + "gravity_torques": "sensor_msgs/msg/JointState",
 }
-BOUNDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max")
+BOUNDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max",
+          "kc_global_lower")
 DURATION, RATE = 60.0, 500.0
 STAMP0 = 1_700_000_000  # header stamps start here (s)
 BAG_DELAY_NS = 1_234_567  # bag time = header stamp + this: the two must stay apart
@@ -134,8 +135,12 @@ def decode_outputs(bag: dict) -> dict:
     return out
 
 
+# A short K_c refinement: the replay's default waits up to a minute for a tight interval.
+FAST_KC = ["--kc-time-budget", "0.5"]
+
+
 def replay(*args) -> int:
-    return replay_main([str(a) for a in args] + ["--quiet"])
+    return replay_main([str(a) for a in args] + ["--quiet"] + FAST_KC)
 
 
 # ---------------------------------------------------------------------------
@@ -215,7 +220,7 @@ def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
     assert out["empty_fields"] == {(0, 0, "")}
     matrix = ((("row", n, n * n), ("column", n, n)), 0)
     assert out["mass_matrix_layouts"] == {matrix} and out["coriolis_matrix_layouts"] == {matrix}
-    assert out["coriolis_bounds_layouts"] == {(((",".join(BOUNDS), 6, 6),), 0)}
+    assert out["coriolis_bounds_layouts"] == {(((",".join(BOUNDS), 7, 7),), 0)}
     # M, C and g of every message against Pinocchio's crba, computeCoriolisMatrix
     # and computeGeneralizedGravity (relative to each message's own scale).
     oracle, worst_every = traj.oracle, 0.0
@@ -233,9 +238,12 @@ def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
     worst = check_against_pinocchio(out, traj.oracle, traj.q, traj.qd, rows)
     print(f"{robot} {storage}: M, C, g of all {count} messages vs Pinocchio, max rel err "
           f"{worst_every:.1e}; all fields of {len(rows)}: {worst:.1e}")
-    # K_c is one number per model, and bounds every k_c(q) and ||C|| <= k_c ||qd|| everywhere.
+    # The replay refines K_c's interval before the first message: every message
+    # has the same one; K_c bounds every k_c(q), and ||C|| <= k_c ||qd|| everywhere.
     bounds = dict(zip(BOUNDS, out["coriolis_bounds"].T))
     assert np.all(bounds["kc_global"] == bounds["kc_global"][0])
+    assert np.all(bounds["kc_global_lower"] == bounds["kc_global_lower"][0])
+    assert 0.0 < bounds["kc_global_lower"][0] <= bounds["kc_global"][0]
     assert np.all(bounds["kc_global"] >= bounds["kc_config"] * (1 - 1e-9))
     assert np.all(bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + 1e-9) + 1e-12)
 
@@ -298,7 +306,7 @@ def test_csv_table(short_panda, options_replay):
         header = handle.readline().strip().split(",")
     table = np.loadtxt(csv, delimiter=",", skiprows=1, dtype=np.float64)
     times = np.loadtxt(csv, delimiter=",", skiprows=1, usecols=(0, 1, 2), dtype=np.int64)
-    assert table.shape == (len(short_panda.t), 3 + 2 * n + 6 + n + 2 * n * n) == (table.shape[0], len(header))
+    assert table.shape == (len(short_panda.t), 3 + 2 * n + len(BOUNDS) + n + 2 * n * n) == (table.shape[0], len(header))
     assert header[:4] == ["bag_time_ns", "stamp_sec", "stamp_nanosec", f"q[{short_panda.joints[0]}]"]
     np.testing.assert_array_equal(times[:, 0], short_panda.bag_ns)
     np.testing.assert_array_equal(times[:, 1] * 10**9 + times[:, 2], short_panda.stamp_ns)
@@ -388,7 +396,7 @@ def test_irregular_joint_states_follow_the_node_rules(short_panda, tmp_path, cap
 
     source, target = tmp_path / "irregular", tmp_path / "out"
     write_joint_state_bag(source, "sqlite3", traj, edit=edit)
-    assert replay_main([str(source), str(target)]) == 0
+    assert replay_main([str(source), str(target)] + FAST_KC) == 0
     err = capsys.readouterr().err
     for kind in ("non_finite", "length_mismatch", "missing_joint"):
         assert f"dropped 1 ({kind})" in err, err
@@ -466,7 +474,8 @@ def test_bad_input_fails_cleanly(case, bad_input_panda, tmp_path, capsys):
         damage(source)
     before = sorted(os.listdir(tmp_path))
     outputs = [tmp_path / "out", tmp_path / "table.csv", tmp_path / "plot.png"]
-    rc = replay_main([str(source), str(outputs[0]), "--csv", str(outputs[1]), "--plot", str(outputs[2])])
+    rc = replay_main([str(source), str(outputs[0]), "--csv", str(outputs[1]), "--plot", str(outputs[2])]
+                     + FAST_KC)
     err = capsys.readouterr().err
     assert rc == 1
     assert err.startswith("robot_dynamics_replay: error: ") and message in err, err
@@ -496,7 +505,8 @@ def test_numerics_failure_is_reported_and_leaves_nothing(short_bag, tmp_path, ca
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr("robot_dynamics_ros.dynamics.all_terms", failing)
-    assert replay_main([str(short_bag), str(tmp_path / "out"), "--csv", str(tmp_path / "t.csv")]) == 1
+    assert replay_main([str(short_bag), str(tmp_path / "out"), "--csv", str(tmp_path / "t.csv")]
+                       + FAST_KC) == 1
     assert "the dynamics failed on the joint states at bag times" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
 

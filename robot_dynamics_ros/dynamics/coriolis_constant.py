@@ -746,16 +746,19 @@ class CoriolisConstantRefinement:
 _registry_lock = threading.Lock()
 
 
-def refinement_for(model) -> CoriolisConstantRefinement:
+def refinement_for(model, *, memory_limit_mb=_DEFAULT_MEMORY_MB) -> CoriolisConstantRefinement:
     """The model's refinement (``model.cache``): made with its first bound on
     first use, so every later call continues where the last one stopped. A
-    payload model is a new model, with its own first bound at once."""
+    payload model is a new model, with its own first bound at once.
+    ``memory_limit_mb`` applies when the refinement is made (the node makes
+    it first, with its parameter's value)."""
     refinement = model.cache.get("kc_refinement")
     if refinement is None:
         with _registry_lock:
             refinement = model.cache.get("kc_refinement")
             if refinement is None:
-                refinement = model.cache["kc_refinement"] = CoriolisConstantRefinement(model)
+                refinement = model.cache["kc_refinement"] = CoriolisConstantRefinement(
+                    model, memory_limit_mb=memory_limit_mb)
     return refinement
 
 
