@@ -62,7 +62,7 @@ _SEED = 0
 _CHUNK_DOUBLES = 4_000_000
 # boxes split per branch-and-bound round
 _SPLIT_BATCH = 64
-_DEFAULT_MEMORY_MB = 100.0
+_DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
 # 5^7 covers a 7-joint arm, panda's 6 angles and 2 fingers take 140,625
 _MAX_FOURIER_SAMPLES = 150_000
@@ -438,9 +438,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     (tested in test_coriolis_constant.py), so with P = 5^r 3^p samples on
     the tensor grid of ``_axis_transforms`` its expansion
     ``Gamma(q) = sum_alpha C_alpha prod_l b_alpha_l(q_l)`` is exact, and
-    ``N(dGamma/dq_l) <= ||dGamma/dq_l||_F <= sum_alpha w1(alpha_l)
-    ||C_alpha||_F`` (|b| <= 1 on the domain), and likewise with w1 w1 or
-    w2 for the second derivatives. The entries of Gamma are
+    ``N(dGamma/dq_l) <= sum_alpha w1(alpha_l) nu_alpha`` (|b| <= 1 on the
+    domain), and likewise with w1 w1 or w2 for the second derivatives, with
+    ``nu_alpha = ||C_alpha||_F`` (>= N), or ``_pair_norms`` when all the
+    coefficient tensors fit in ``memory_bytes`` at once. The entries of Gamma are
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
     once per block). Rounding: each coefficient is off by at most the
     samples' error plus a few eps per transform, ``entry_margin`` per
@@ -456,7 +457,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
     entries = np.flatnonzero(j <= k)
     weights = np.where(j[entries] < k[entries], 2.0, 1.0)
-    block = max(1, int(memory_bytes // (40 * count)))
+    whole = 48 * count * n ** 3 <= memory_bytes
+    if whole:  # every coefficient tensor at once: N itself rather than Frobenius
+        entries, weights = np.arange(n ** 3), np.ones(n ** 3)
+    block = len(entries) if whole else max(1, int(memory_bytes // (40 * count)))
     squares = np.zeros(sizes)
     q = np.zeros((count, n))  # the other coordinates do not enter Gamma
     q[:, free] = grid
@@ -471,7 +475,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
         coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
         for axis, (_, matrix, _, _) in enumerate(transforms):
             coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
-        squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
+        if whole:
+            squares = _pair_norms(coefficients.reshape(sizes + (n, n, n))) ** 2
+        else:
+            squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
         yield
     norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin
     m = len(free)
@@ -489,6 +496,22 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
             second[l, r] = (norms * weight).sum()
     inflate = 1.0 + 64 * (m + 2) * _EPS
     return first * inflate, second * inflate
+
+
+def _pair_norms(coefficients):
+    """sqrt(N(Re C)^2 + N(Im C)^2) per coefficient tensor C (the last three
+    axes), N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) by LAPACK's SVD, inflated by
+    1e-9 for its rounding (relative error O(n eps) of the singular values).
+
+    Each real term of the expansion is 2 Re(C e^{i phi}) T (a coefficient
+    and its conjugate, T a product of Chebyshev polynomials) or C T (C
+    real): its N is at most 2 sqrt(N(Re C)^2 + N(Im C)^2) |T| because
+    N(A cos phi - B sin phi) <= N(A) |cos phi| + N(B) |sin phi|, and the sum
+    over the pair counts each member once."""
+    def norm(real):
+        per_k = np.linalg.norm(np.moveaxis(real, -1, -3), 2, axis=(-2, -1))
+        return np.sqrt((per_k ** 2).sum(axis=-1))
+    return np.sqrt(norm(coefficients.real) ** 2 + norm(coefficients.imag) ** 2) * (1.0 + 1e-9)
 
 
 def _line_offsets(prismatic, lo, hi):
@@ -574,7 +597,7 @@ class CoriolisConstantRefinement:
     and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
     only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
     Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
-    a quarter for the boxes ((2 m + 2) doubles each, m coordinates).
+    half for the boxes ((2 m + 2) doubles each, m coordinates).
     Refinement has ``finished`` when ``upper <= tolerance * lower``, when
     the boxes would exceed their memory, or when there is nothing left to
     do (the search for ``lower`` is over and no branch and bound applies).
@@ -687,7 +710,7 @@ class CoriolisConstantRefinement:
         lipschitz, hessian = yield from fourier_derivative_bounds(
             model, free, prismatic, lo, hi, entry_margin, memory / 4)
         lines = _line_offsets(prismatic, lo, hi)
-        max_boxes = int(memory / 4 / (8 * (2 * m + 2)))
+        max_boxes = int(memory / 2 / (8 * (2 * m + 2)))
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         inflate = 1.0 + 64 * (m + 2) * _EPS
 
