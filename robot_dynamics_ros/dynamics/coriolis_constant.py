@@ -64,8 +64,10 @@ _CHUNK_DOUBLES = 4_000_000
 _SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
-# 5^7 covers a 7-joint arm, panda's 6 angles and 2 fingers take 140,625
-_MAX_FOURIER_SAMPLES = 150_000
+# 5^6 covers a 7-joint arm once its first joint is dropped. Panda's 6 angles
+# and 2 fingers would take 140,625, whose expansion (820 MB of Gamma, so ~60
+# passes over the grid within the memory budget) alone outlasts a minute.
+_MAX_FOURIER_SAMPLES = 20_000
 
 
 class KcInterval(NamedTuple):
@@ -534,8 +536,8 @@ def _line_offsets(prismatic, lo, hi):
 
 
 def _second_order_bounds(model, free, lines, base, centres, halves, hessian, margin, entry_margin):
-    """Upper bounds on sup k_c over boxes (a generator; (bounds, k_c at the
-    centres, the centres' q) is its return value).
+    """Upper bounds on sup k_c over boxes (a generator; the bounds are its
+    return value).
 
     Taylor's theorem in the tensor space: Gamma(c + t) = Gamma(c) + sum_l
     t_l D_l + R with D_l = dGamma/dq_l(c) (``_line_offsets``, exact) and
@@ -546,7 +548,7 @@ def _second_order_bounds(model, free, lines, base, centres, halves, hessian, mar
     (N <= Frobenius). Rounding: ``margin`` per computed k_c, and the
     samples' error ``entry_margin`` per entry through the weights d_j.
     Cost per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per
-    coordinate, and 2^|S| + 1 evaluations of k_c from tensors, O(n^4) each.
+    coordinate, and 2^|S| evaluations of k_c from tensors, O(n^4) each.
     """
     count, m = centres.shape
     n = model.nv
@@ -575,14 +577,12 @@ def _second_order_bounds(model, free, lines, base, centres, halves, hessian, mar
     rows = np.arange(count)[:, None]
     steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
     vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
-    values = symbols_coriolis_constant(model, np.concatenate(
-        [centre_gamma[:, None], vertices], axis=1).reshape(-1, n, n, n)).reshape(count, -1)
+    values = symbols_coriolis_constant(model, vertices.reshape(-1, n, n, n)).reshape(count, -1)
     yield
     rest = size.sum(axis=1) - np.take_along_axis(size, chosen, axis=1).sum(axis=1)
     remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
-    bounds = values[:, 1:].max(axis=1) + margin + rest + halves @ error + remainder
-    bounds = np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
-    return bounds, values[:, 0], q[::1 + len(offsets)]
+    bounds = values.max(axis=1) + margin + rest + halves @ error + remainder
+    return np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
 
 
 class CoriolisConstantRefinement:
@@ -729,7 +729,7 @@ class CoriolisConstantRefinement:
             group = max(1, _CHUNK_DOUBLES // (sum(len(o) + 1 for o, _ in lines) * model.nb ** 3))
             for start in range(0, len(close), group):
                 some = close[start:start + group]
-                second, _, _ = yield from _second_order_bounds(
+                second = yield from _second_order_bounds(
                     model, free, lines, base, centres[some], halves[some], hessian, margin,
                     entry_margin)
                 bounds[some] = np.minimum(bounds[some], second)
