@@ -6,8 +6,8 @@ stability proofs, so what is published as ``kc_global`` must be an upper
 bound that holds for every q, rounding included. This module keeps, per
 model, an interval ``[lower, upper]`` that contains K_c:
 
-1. **First bound** (construction, O(nb d^3) time for depth d, O(nb^3)
-   memory: 1 ms for a 44-joint humanoid, 60 ms for a 100-joint chain):
+1. **First bound** (construction, O(nb^3) time and memory: 1 ms for a
+   44-joint humanoid, 26 ms for a 100-joint chain):
    q-independent bounds on every |Gamma_ijk| body by body from the MATH.md
    derivative formula of M, then the spectral norms of the
    nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
@@ -92,101 +92,86 @@ class KcInterval(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _tree_geometry(parent, edge):
-    """``distance[a, b]``: an upper bound on |o_a - o_b| for every q, with
-    ``edge[i]`` an upper bound on |o_i - o_parent(i)| (the world origin for
-    root bodies). The distance
-    bound is the sum of the edges on the tree path through the lowest common
-    ancestor (triangle inequality). O(nb^2) after O(nb depth)."""
+def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G):
+    """G[i, j, k] >= |Gamma[i, j, k]| for every q, summed over bodies.
+
+    M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
+    that move B, and the MATH.md derivatives give ``dM^B_ab/dq_c =
+    -[c below a] (S_c x S_a)^T I_B S_b - [c below b] S_a^T I_B (S_c x S_b)``
+    (the two terms cancel when c is above both: B turns rigidly). Each
+    bilinear form is the same about any point; about B's CoM, I_B =
+    diag(I_CoM, m 1), so ``|X^T I_B Y| <= lambda_B |x_w| |y_w| + m |x_v|
+    |y_v|`` with ``|S_a| <= (w_a, v_a) = (1, r_a)`` (revolute: unit axis,
+    moment arm r_a >= |o_a - CoM_B|) or ``(0, 1)`` (prismatic) in
+    (angular, linear) parts, and ``S_c x S_a`` bounded by ``(w_c w_a,
+    w_c v_a + v_c w_a)``; Gamma^B is bounded through its definition by the
+    three derivatives. ``edge[i] >= |o_i - o_parent(i)|``, so with heights
+    h (sums of edges from the world origin) r_a = x_B + e_a, x_B = h_B +
+    |CoM_B offset| - h_d >= 0 and e_a = h_d - h_a >= 0 for d, the deepest of
+    i, j, k: the bound of a triple is a polynomial in x_B with nonnegative
+    coefficients, summed over the bodies below d through the moments
+    ``sum m x^p`` (no cancellation, so no rounding beyond O(nb eps)).
+    Cost O(nb^3): the triples, and the moments of each subtree.
+    """
     nb = parent.shape[0]
-    related = np.zeros((nb, nb), dtype=np.bool_)
     height = np.zeros(nb)
+    depth = np.zeros(nb, dtype=np.int64)
+    related = np.zeros((nb, nb), dtype=np.bool_)
     for i in range(nb):
-        height[i] = edge[i] + (height[parent[i]] if parent[i] >= 0 else 0.0)
+        p = parent[i]
+        height[i] = edge[i] + (height[p] if p >= 0 else 0.0)
+        depth[i] = depth[p] + 1 if p >= 0 else 0
         a = i
         while a >= 0:
             related[a, i] = True
             a = parent[a]
-    distance = np.zeros((nb, nb))
-    for a in range(nb):
-        for b in range(nb):
-            common = b
-            while common >= 0 and not related[common, a]:
-                common = parent[common]
-            root = height[common] if common >= 0 else 0.0
-            distance[a, b] = height[a] + height[b] - 2.0 * root
-    return distance
-
-
-@njit(cache=True, nogil=True)
-def _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G):
-    """G[i, j, k] >= |Gamma[i, j, k]| for every q, body by body.
-
-    M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
-    that move B, and the MATH.md derivatives give, for a chain of joints
-    above B, ``dM^B_ab/dq_c = -[c below a] (S_c x S_a)^T I_B S_b
-    - [c below b] S_a^T I_B (S_c x S_b)`` (the two terms cancel when c is
-    above both: B turns rigidly). Each bilinear form is the same about any
-    point; about B's CoM, I_B = diag(I_CoM, m 1), so
-    ``|X^T I_B Y| <= lambda_max(I_CoM) |x_w| |y_w| + m |x_v| |y_v|`` with
-    ``|S_a| <= (1, r_a)`` (revolute: unit axis, moment arm r_a >= |o_a -
-    CoM_B|) or ``(0, 1)`` (prismatic) in (angular, linear) parts, and
-    ``S_c x S_a`` bounded by ``(w_c w_a, w_c v_a + v_c w_a)``. Gamma^B is
-    bounded through its definition by the three derivatives. Cost:
-    sum over bodies of depth^3, O(nb d^3) (O(n^4 / 4) for a serial chain).
-    """
-    nb = parent.shape[0]
-    chain = np.empty(nb, dtype=np.int64)
-    w = np.empty(nb)
-    v = np.empty(nb)
-    G[:] = 0.0
-    for body in range(nb):
-        depth = 0
-        a = body
-        while a >= 0:
-            chain[depth] = a
-            depth += 1
-            a = parent[a]
-        # position p in chain: 0 = the body's own joint, deeper = nearer the root
-        for p in range(depth):
-            a = chain[p]
-            if revolute[a]:
-                w[p] = 1.0
-                v[p] = distance[a, body] + com_norm[body]
-            else:
-                w[p] = 0.0
-                v[p] = 1.0
-        lam, m = rot_norm[body], mass[body]
-        # T(c, a, b) = lam w_c w_a w_b + m (w_c v_a + v_c w_a) v_b bounds
-        # |(S_c x S_a)^T I_B S_b|; with j at or below k in the chain,
-        # 2 Gamma^B_ijk <= [k below i] T(k,i,j) + [j below i] T(j,i,k)
-        # + [j below k] T(j,k,i) + [i below j] T(i,j,k) + [i below k] T(i,k,j)
-        for pi in range(depth):
-            i = chain[pi]
-            wi, vi = w[pi], v[pi]
-            for pj in range(depth):
-                j = chain[pj]
-                wj, vj = w[pj], v[pj]
-                for pk in range(pj, depth):
-                    wk, vk = w[pk], v[pk]
-                    total = 0.0
-                    if pk < pi:
-                        total += lam * wk * wi * wj + m * (wk * vi + vk * wi) * vj
-                    if pj < pi:
-                        total += lam * wj * wi * wk + m * (wj * vi + vj * wi) * vk
-                    if pj < pk:
-                        total += lam * wj * wk * wi + m * (wj * vk + vj * wk) * vi
-                    if pi < pj:
-                        total += lam * wi * wj * wk + m * (wi * vj + vi * wj) * vk
-                    if pi < pk:
-                        total += lam * wi * wk * wj + m * (wi * vk + vi * wk) * vj
-                    G[i, j, chain[pk]] += 0.5 * total
-    # only k at or above j in the chain was summed: Gamma is symmetric in (j, k)
+    # per subtree root d: sum of lambda, and of m x^p for p = 0, 1, 2
+    moments = np.zeros((nb, 4))
+    for d in range(nb):
+        for b in range(d, nb):
+            if related[d, b]:
+                x = height[b] + com_norm[b] - height[d]
+                moments[d, 0] += rot_norm[b]
+                moments[d, 1] += mass[b]
+                moments[d, 2] += mass[b] * x
+                moments[d, 3] += mass[b] * x * x
+    idx = np.empty(3, dtype=np.int64)
+    w = np.empty(3)
+    slope = np.empty(3)  # v = slope x + offset
+    offset = np.empty(3)
     for i in range(nb):
         for j in range(nb):
-            for k in range(nb):
-                if G[i, j, k] < G[i, k, j]:
-                    G[i, j, k] = G[i, k, j]
+            if not (related[i, j] or related[j, i]):
+                continue
+            for k in range(j, nb):
+                if not ((related[i, k] or related[k, i]) and (related[j, k] or related[k, j])):
+                    continue
+                idx[0], idx[1], idx[2] = i, j, k
+                d = i
+                if depth[j] > depth[d]:
+                    d = j
+                if depth[k] > depth[d]:
+                    d = k
+                for s in range(3):
+                    a = idx[s]
+                    if revolute[a]:
+                        w[s], slope[s], offset[s] = 1.0, 1.0, height[d] - height[a]
+                    else:
+                        w[s], slope[s], offset[s] = 0.0, 0.0, 1.0
+                total = 0.0
+                # 2 Gamma_ijk <= dM_ij/dq_k + dM_ik/dq_j + dM_jk/dq_i bounds:
+                # [c below a] T(c, a, b) for these (c, a, b)
+                for c, a, b in ((2, 0, 1), (2, 1, 0), (1, 0, 2), (1, 2, 0), (0, 1, 2), (0, 2, 1)):
+                    if depth[idx[c]] > depth[idx[a]]:
+                        # sum over B of lambda w_c w_a w_b + m (w_c v_a + v_c w_a) v_b
+                        lin_slope = w[c] * slope[a] + w[a] * slope[c]
+                        lin_offset = w[c] * offset[a] + w[a] * offset[c]
+                        total += (moments[d, 0] * w[c] * w[a] * w[b]
+                                  + lin_slope * slope[b] * moments[d, 3]
+                                  + (lin_slope * offset[b] + lin_offset * slope[b]) * moments[d, 2]
+                                  + lin_offset * offset[b] * moments[d, 1])
+                G[i, j, k] = 0.5 * total
+                G[i, k, j] = 0.5 * total
 
 
 @njit(cache=True, nogil=True)
@@ -243,11 +228,11 @@ def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, coordi
     """(sqrt(sum_k ||G_k||^2), the nv norm bounds) for q of length nv =
     coordinate_map.shape[1]; ``G_k >= |Gamma_k|`` entrywise. With a mimic
     map J (q_full = J q + b), ``|Gamma_r[i,j,k]| <= sum |J_ai||J_bj||J_ck|
-    G[a,b,c]``. O(nb d^3 + nv^3) time, O(nb^3) memory."""
+    G[a,b,c]``. O(nb^3) time and memory (O(nb^3 nv^3) at most with a
+    mimic map, in practice a few terms per entry)."""
     nb, nv = coordinate_map.shape
-    distance = _tree_geometry(parent, edge)
-    G = np.empty((nb, nb, nb))
-    _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G)
+    G = np.zeros((nb, nb, nb))
+    _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G)
     J = np.abs(coordinate_map)
     identity = nb == nv
     for i in range(nb):
@@ -313,7 +298,7 @@ def first_upper_bound(model):
     the sum of the joint placements' lengths (and prismatic travels) on the
     tree path, plus the CoM offset. Then ||Gamma_k||_2 <= ||G_k||_2 (G_k >=
     |Gamma_k| entrywise, Perron-Frobenius) and k_c <= sqrt(sum_k
-    ||G_k||_2^2). Cost O(nb d^3) for depth d. ``inf`` when a prismatic
+    ||G_k||_2^2). Cost O(nb^3). ``inf`` when a prismatic
     joint has no limits.
     """
     lower, upper, kinds = joint_limits(model)
@@ -589,7 +574,7 @@ class CoriolisConstantRefinement:
     """The interval [lower, upper] that holds K_c of one model, refined on
     demand (module docstring: the method and why ``upper`` is guaranteed).
 
-    Construction computes the first bound (``first_upper_bound``, O(nb d^3))
+    Construction computes the first bound (``first_upper_bound``, O(nb^3))
     and k_c at one configuration (O(n^4)). ``refine(seconds)`` then works in
     steps of one chunk of evaluations each (nogil numba kernels, so a
     background thread does not hold the GIL for long): 8192 random samples
