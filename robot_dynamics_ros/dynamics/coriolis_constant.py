@@ -6,8 +6,8 @@ stability proofs, so what is published as ``kc_global`` must be an upper
 bound that holds for every q, rounding included. This module keeps, per
 model, an interval ``[lower, upper]`` that contains K_c:
 
-1. **First bound** (construction, O(nb d^3) time for depth d, O(nb^3)
-   memory: 1 ms for a 44-joint humanoid, 60 ms for a 100-joint chain):
+1. **First bound** (construction, O(nb^3) time and memory: 1 ms for a
+   44-joint humanoid, 26 ms for a 100-joint chain):
    q-independent bounds on every |Gamma_ijk| body by body from the MATH.md
    derivative formula of M, then the spectral norms of the
    nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
@@ -62,10 +62,12 @@ _SEED = 0
 _CHUNK_DOUBLES = 4_000_000
 # boxes split per branch-and-bound round
 _SPLIT_BATCH = 64
-_DEFAULT_MEMORY_MB = 100.0
+_DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
-# 5^7 covers a 7-joint arm, panda's 6 angles and 2 fingers take 140,625
-_MAX_FOURIER_SAMPLES = 150_000
+# 5^6 covers a 7-joint arm once its first joint is dropped. Panda's 6 angles
+# and 2 fingers would take 140,625, whose expansion (820 MB of Gamma, so ~60
+# passes over the grid within the memory budget) alone outlasts a minute.
+_MAX_FOURIER_SAMPLES = 20_000
 
 
 class KcInterval(NamedTuple):
@@ -90,101 +92,86 @@ class KcInterval(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _tree_geometry(parent, edge):
-    """``distance[a, b]``: an upper bound on |o_a - o_b| for every q, with
-    ``edge[i]`` an upper bound on |o_i - o_parent(i)| (the world origin for
-    root bodies). The distance
-    bound is the sum of the edges on the tree path through the lowest common
-    ancestor (triangle inequality). O(nb^2) after O(nb depth)."""
+def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G):
+    """G[i, j, k] >= |Gamma[i, j, k]| for every q, summed over bodies.
+
+    M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
+    that move B, and the MATH.md derivatives give ``dM^B_ab/dq_c =
+    -[c below a] (S_c x S_a)^T I_B S_b - [c below b] S_a^T I_B (S_c x S_b)``
+    (the two terms cancel when c is above both: B turns rigidly). Each
+    bilinear form is the same about any point; about B's CoM, I_B =
+    diag(I_CoM, m 1), so ``|X^T I_B Y| <= lambda_B |x_w| |y_w| + m |x_v|
+    |y_v|`` with ``|S_a| <= (w_a, v_a) = (1, r_a)`` (revolute: unit axis,
+    moment arm r_a >= |o_a - CoM_B|) or ``(0, 1)`` (prismatic) in
+    (angular, linear) parts, and ``S_c x S_a`` bounded by ``(w_c w_a,
+    w_c v_a + v_c w_a)``; Gamma^B is bounded through its definition by the
+    three derivatives. ``edge[i] >= |o_i - o_parent(i)|``, so with heights
+    h (sums of edges from the world origin) r_a = x_B + e_a, x_B = h_B +
+    |CoM_B offset| - h_d >= 0 and e_a = h_d - h_a >= 0 for d, the deepest of
+    i, j, k: the bound of a triple is a polynomial in x_B with nonnegative
+    coefficients, summed over the bodies below d through the moments
+    ``sum m x^p`` (no cancellation, so no rounding beyond O(nb eps)).
+    Cost O(nb^3): the triples, and the moments of each subtree.
+    """
     nb = parent.shape[0]
-    related = np.zeros((nb, nb), dtype=np.bool_)
     height = np.zeros(nb)
+    depth = np.zeros(nb, dtype=np.int64)
+    related = np.zeros((nb, nb), dtype=np.bool_)
     for i in range(nb):
-        height[i] = edge[i] + (height[parent[i]] if parent[i] >= 0 else 0.0)
+        p = parent[i]
+        height[i] = edge[i] + (height[p] if p >= 0 else 0.0)
+        depth[i] = depth[p] + 1 if p >= 0 else 0
         a = i
         while a >= 0:
             related[a, i] = True
             a = parent[a]
-    distance = np.zeros((nb, nb))
-    for a in range(nb):
-        for b in range(nb):
-            common = b
-            while common >= 0 and not related[common, a]:
-                common = parent[common]
-            root = height[common] if common >= 0 else 0.0
-            distance[a, b] = height[a] + height[b] - 2.0 * root
-    return distance
-
-
-@njit(cache=True, nogil=True)
-def _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G):
-    """G[i, j, k] >= |Gamma[i, j, k]| for every q, body by body.
-
-    M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
-    that move B, and the MATH.md derivatives give, for a chain of joints
-    above B, ``dM^B_ab/dq_c = -[c below a] (S_c x S_a)^T I_B S_b
-    - [c below b] S_a^T I_B (S_c x S_b)`` (the two terms cancel when c is
-    above both: B turns rigidly). Each bilinear form is the same about any
-    point; about B's CoM, I_B = diag(I_CoM, m 1), so
-    ``|X^T I_B Y| <= lambda_max(I_CoM) |x_w| |y_w| + m |x_v| |y_v|`` with
-    ``|S_a| <= (1, r_a)`` (revolute: unit axis, moment arm r_a >= |o_a -
-    CoM_B|) or ``(0, 1)`` (prismatic) in (angular, linear) parts, and
-    ``S_c x S_a`` bounded by ``(w_c w_a, w_c v_a + v_c w_a)``. Gamma^B is
-    bounded through its definition by the three derivatives. Cost:
-    sum over bodies of depth^3, O(nb d^3) (O(n^4 / 4) for a serial chain).
-    """
-    nb = parent.shape[0]
-    chain = np.empty(nb, dtype=np.int64)
-    w = np.empty(nb)
-    v = np.empty(nb)
-    G[:] = 0.0
-    for body in range(nb):
-        depth = 0
-        a = body
-        while a >= 0:
-            chain[depth] = a
-            depth += 1
-            a = parent[a]
-        # position p in chain: 0 = the body's own joint, deeper = nearer the root
-        for p in range(depth):
-            a = chain[p]
-            if revolute[a]:
-                w[p] = 1.0
-                v[p] = distance[a, body] + com_norm[body]
-            else:
-                w[p] = 0.0
-                v[p] = 1.0
-        lam, m = rot_norm[body], mass[body]
-        # T(c, a, b) = lam w_c w_a w_b + m (w_c v_a + v_c w_a) v_b bounds
-        # |(S_c x S_a)^T I_B S_b|; with j at or below k in the chain,
-        # 2 Gamma^B_ijk <= [k below i] T(k,i,j) + [j below i] T(j,i,k)
-        # + [j below k] T(j,k,i) + [i below j] T(i,j,k) + [i below k] T(i,k,j)
-        for pi in range(depth):
-            i = chain[pi]
-            wi, vi = w[pi], v[pi]
-            for pj in range(depth):
-                j = chain[pj]
-                wj, vj = w[pj], v[pj]
-                for pk in range(pj, depth):
-                    wk, vk = w[pk], v[pk]
-                    total = 0.0
-                    if pk < pi:
-                        total += lam * wk * wi * wj + m * (wk * vi + vk * wi) * vj
-                    if pj < pi:
-                        total += lam * wj * wi * wk + m * (wj * vi + vj * wi) * vk
-                    if pj < pk:
-                        total += lam * wj * wk * wi + m * (wj * vk + vj * wk) * vi
-                    if pi < pj:
-                        total += lam * wi * wj * wk + m * (wi * vj + vi * wj) * vk
-                    if pi < pk:
-                        total += lam * wi * wk * wj + m * (wi * vk + vi * wk) * vj
-                    G[i, j, chain[pk]] += 0.5 * total
-    # only k at or above j in the chain was summed: Gamma is symmetric in (j, k)
+    # per subtree root d: sum of lambda, and of m x^p for p = 0, 1, 2
+    moments = np.zeros((nb, 4))
+    for d in range(nb):
+        for b in range(d, nb):
+            if related[d, b]:
+                x = height[b] + com_norm[b] - height[d]
+                moments[d, 0] += rot_norm[b]
+                moments[d, 1] += mass[b]
+                moments[d, 2] += mass[b] * x
+                moments[d, 3] += mass[b] * x * x
+    idx = np.empty(3, dtype=np.int64)
+    w = np.empty(3)
+    slope = np.empty(3)  # v = slope x + offset
+    offset = np.empty(3)
     for i in range(nb):
         for j in range(nb):
-            for k in range(nb):
-                if G[i, j, k] < G[i, k, j]:
-                    G[i, j, k] = G[i, k, j]
+            if not (related[i, j] or related[j, i]):
+                continue
+            for k in range(j, nb):
+                if not ((related[i, k] or related[k, i]) and (related[j, k] or related[k, j])):
+                    continue
+                idx[0], idx[1], idx[2] = i, j, k
+                d = i
+                if depth[j] > depth[d]:
+                    d = j
+                if depth[k] > depth[d]:
+                    d = k
+                for s in range(3):
+                    a = idx[s]
+                    if revolute[a]:
+                        w[s], slope[s], offset[s] = 1.0, 1.0, height[d] - height[a]
+                    else:
+                        w[s], slope[s], offset[s] = 0.0, 0.0, 1.0
+                total = 0.0
+                # 2 Gamma_ijk <= dM_ij/dq_k + dM_ik/dq_j + dM_jk/dq_i bounds:
+                # [c below a] T(c, a, b) for these (c, a, b)
+                for c, a, b in ((2, 0, 1), (2, 1, 0), (1, 0, 2), (1, 2, 0), (0, 1, 2), (0, 2, 1)):
+                    if depth[idx[c]] > depth[idx[a]]:
+                        # sum over B of lambda w_c w_a w_b + m (w_c v_a + v_c w_a) v_b
+                        lin_slope = w[c] * slope[a] + w[a] * slope[c]
+                        lin_offset = w[c] * offset[a] + w[a] * offset[c]
+                        total += (moments[d, 0] * w[c] * w[a] * w[b]
+                                  + lin_slope * slope[b] * moments[d, 3]
+                                  + (lin_slope * offset[b] + lin_offset * slope[b]) * moments[d, 2]
+                                  + lin_offset * offset[b] * moments[d, 1])
+                G[i, j, k] = 0.5 * total
+                G[i, k, j] = 0.5 * total
 
 
 @njit(cache=True, nogil=True)
@@ -241,11 +228,11 @@ def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, coordi
     """(sqrt(sum_k ||G_k||^2), the nv norm bounds) for q of length nv =
     coordinate_map.shape[1]; ``G_k >= |Gamma_k|`` entrywise. With a mimic
     map J (q_full = J q + b), ``|Gamma_r[i,j,k]| <= sum |J_ai||J_bj||J_ck|
-    G[a,b,c]``. O(nb d^3 + nv^3) time, O(nb^3) memory."""
+    G[a,b,c]``. O(nb^3) time and memory (O(nb^3 nv^3) at most with a
+    mimic map, in practice a few terms per entry)."""
     nb, nv = coordinate_map.shape
-    distance = _tree_geometry(parent, edge)
-    G = np.empty((nb, nb, nb))
-    _gamma_bounds(parent, revolute, distance, mass, com_norm, rot_norm, G)
+    G = np.zeros((nb, nb, nb))
+    _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G)
     J = np.abs(coordinate_map)
     identity = nb == nv
     for i in range(nb):
@@ -311,7 +298,7 @@ def first_upper_bound(model):
     the sum of the joint placements' lengths (and prismatic travels) on the
     tree path, plus the CoM offset. Then ||Gamma_k||_2 <= ||G_k||_2 (G_k >=
     |Gamma_k| entrywise, Perron-Frobenius) and k_c <= sqrt(sum_k
-    ||G_k||_2^2). Cost O(nb d^3) for depth d. ``inf`` when a prismatic
+    ||G_k||_2^2). Cost O(nb^3). ``inf`` when a prismatic
     joint has no limits.
     """
     lower, upper, kinds = joint_limits(model)
@@ -438,9 +425,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     (tested in test_coriolis_constant.py), so with P = 5^r 3^p samples on
     the tensor grid of ``_axis_transforms`` its expansion
     ``Gamma(q) = sum_alpha C_alpha prod_l b_alpha_l(q_l)`` is exact, and
-    ``N(dGamma/dq_l) <= ||dGamma/dq_l||_F <= sum_alpha w1(alpha_l)
-    ||C_alpha||_F`` (|b| <= 1 on the domain), and likewise with w1 w1 or
-    w2 for the second derivatives. The entries of Gamma are
+    ``N(dGamma/dq_l) <= sum_alpha w1(alpha_l) nu_alpha`` (|b| <= 1 on the
+    domain), and likewise with w1 w1 or w2 for the second derivatives, with
+    ``nu_alpha = ||C_alpha||_F`` (>= N), or ``_pair_norms`` when all the
+    coefficient tensors fit in ``memory_bytes`` at once. The entries of Gamma are
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
     once per block). Rounding: each coefficient is off by at most the
     samples' error plus a few eps per transform, ``entry_margin`` per
@@ -456,7 +444,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
     entries = np.flatnonzero(j <= k)
     weights = np.where(j[entries] < k[entries], 2.0, 1.0)
-    block = max(1, int(memory_bytes // (40 * count)))
+    whole = 48 * count * n ** 3 <= memory_bytes
+    if whole:  # every coefficient tensor at once: N itself rather than Frobenius
+        entries, weights = np.arange(n ** 3), np.ones(n ** 3)
+    block = len(entries) if whole else max(1, int(memory_bytes // (40 * count)))
     squares = np.zeros(sizes)
     q = np.zeros((count, n))  # the other coordinates do not enter Gamma
     q[:, free] = grid
@@ -471,7 +462,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
         coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
         for axis, (_, matrix, _, _) in enumerate(transforms):
             coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
-        squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
+        if whole:
+            squares = _pair_norms(coefficients.reshape(sizes + (n, n, n))) ** 2
+        else:
+            squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
         yield
     norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin
     m = len(free)
@@ -489,6 +483,22 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
             second[l, r] = (norms * weight).sum()
     inflate = 1.0 + 64 * (m + 2) * _EPS
     return first * inflate, second * inflate
+
+
+def _pair_norms(coefficients):
+    """sqrt(N(Re C)^2 + N(Im C)^2) per coefficient tensor C (the last three
+    axes), N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) by LAPACK's SVD, inflated by
+    1e-9 for its rounding (relative error O(n eps) of the singular values).
+
+    Each real term of the expansion is 2 Re(C e^{i phi}) T (a coefficient
+    and its conjugate, T a product of Chebyshev polynomials) or C T (C
+    real): its N is at most 2 sqrt(N(Re C)^2 + N(Im C)^2) |T| because
+    N(A cos phi - B sin phi) <= N(A) |cos phi| + N(B) |sin phi|, and the sum
+    over the pair counts each member once."""
+    def norm(real):
+        per_k = np.linalg.norm(np.moveaxis(real, -1, -3), 2, axis=(-2, -1))
+        return np.sqrt((per_k ** 2).sum(axis=-1))
+    return np.sqrt(norm(coefficients.real) ** 2 + norm(coefficients.imag) ** 2) * (1.0 + 1e-9)
 
 
 def _line_offsets(prismatic, lo, hi):
@@ -511,8 +521,8 @@ def _line_offsets(prismatic, lo, hi):
 
 
 def _second_order_bounds(model, free, lines, base, centres, halves, hessian, margin, entry_margin):
-    """Upper bounds on sup k_c over boxes (a generator; (bounds, k_c at the
-    centres, the centres' q) is its return value).
+    """Upper bounds on sup k_c over boxes (a generator; the bounds are its
+    return value).
 
     Taylor's theorem in the tensor space: Gamma(c + t) = Gamma(c) + sum_l
     t_l D_l + R with D_l = dGamma/dq_l(c) (``_line_offsets``, exact) and
@@ -523,7 +533,7 @@ def _second_order_bounds(model, free, lines, base, centres, halves, hessian, mar
     (N <= Frobenius). Rounding: ``margin`` per computed k_c, and the
     samples' error ``entry_margin`` per entry through the weights d_j.
     Cost per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per
-    coordinate, and 2^|S| + 1 evaluations of k_c from tensors, O(n^4) each.
+    coordinate, and 2^|S| evaluations of k_c from tensors, O(n^4) each.
     """
     count, m = centres.shape
     n = model.nv
@@ -552,21 +562,19 @@ def _second_order_bounds(model, free, lines, base, centres, halves, hessian, mar
     rows = np.arange(count)[:, None]
     steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
     vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
-    values = symbols_coriolis_constant(model, np.concatenate(
-        [centre_gamma[:, None], vertices], axis=1).reshape(-1, n, n, n)).reshape(count, -1)
+    values = symbols_coriolis_constant(model, vertices.reshape(-1, n, n, n)).reshape(count, -1)
     yield
     rest = size.sum(axis=1) - np.take_along_axis(size, chosen, axis=1).sum(axis=1)
     remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
-    bounds = values[:, 1:].max(axis=1) + margin + rest + halves @ error + remainder
-    bounds = np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
-    return bounds, values[:, 0], q[::1 + len(offsets)]
+    bounds = values.max(axis=1) + margin + rest + halves @ error + remainder
+    return np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
 
 
 class CoriolisConstantRefinement:
     """The interval [lower, upper] that holds K_c of one model, refined on
     demand (module docstring: the method and why ``upper`` is guaranteed).
 
-    Construction computes the first bound (``first_upper_bound``, O(nb d^3))
+    Construction computes the first bound (``first_upper_bound``, O(nb^3))
     and k_c at one configuration (O(n^4)). ``refine(seconds)`` then works in
     steps of one chunk of evaluations each (nogil numba kernels, so a
     background thread does not hold the GIL for long): 8192 random samples
@@ -574,7 +582,7 @@ class CoriolisConstantRefinement:
     and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
     only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
     Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
-    a quarter for the boxes ((2 m + 2) doubles each, m coordinates).
+    half for the boxes ((2 m + 2) doubles each, m coordinates).
     Refinement has ``finished`` when ``upper <= tolerance * lower``, when
     the boxes would exceed their memory, or when there is nothing left to
     do (the search for ``lower`` is over and no branch and bound applies).
@@ -687,7 +695,7 @@ class CoriolisConstantRefinement:
         lipschitz, hessian = yield from fourier_derivative_bounds(
             model, free, prismatic, lo, hi, entry_margin, memory / 4)
         lines = _line_offsets(prismatic, lo, hi)
-        max_boxes = int(memory / 4 / (8 * (2 * m + 2)))
+        max_boxes = int(memory / 2 / (8 * (2 * m + 2)))
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         inflate = 1.0 + 64 * (m + 2) * _EPS
 
@@ -706,7 +714,7 @@ class CoriolisConstantRefinement:
             group = max(1, _CHUNK_DOUBLES // (sum(len(o) + 1 for o, _ in lines) * model.nb ** 3))
             for start in range(0, len(close), group):
                 some = close[start:start + group]
-                second, _, _ = yield from _second_order_bounds(
+                second = yield from _second_order_bounds(
                     model, free, lines, base, centres[some], halves[some], hessian, margin,
                     entry_margin)
                 bounds[some] = np.minimum(bounds[some], second)
