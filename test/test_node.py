@@ -20,9 +20,11 @@ from std_msgs.msg import String
 
 import robots
 import ros_harness as harness
+from robot_dynamics_ros.dynamics import load_urdf
+from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
 
 STARTUP_TIMEOUT = 180.0  # first run on a machine compiles the numba kernels
-PAYLOAD_TIMEOUT = 60.0  # a new model is served once its K_c is computed
+PAYLOAD_TIMEOUT = 60.0  # generous: a loaded CI machine builds models slowly
 HAND = "panda_hand"
 HAND_PAYLOAD = (HAND, 1.5, [0.01, -0.02, 0.05], [0.004, 0.0002, 0.0, 0.005, -0.0001, 0.003])
 
@@ -136,6 +138,38 @@ def test_outputs_equal_pinocchio(panda):
         (9, 729), (9, 81), (9, 9)]
     assert layouts["coriolis_bounds"].dim[0].label == (
         "coriolis_norm,kc_config,kc_global,coriolis_bound,m_eig_min,m_eig_max,kc_global_lower")
+
+
+def test_kc_interval_only_tightens_and_diagnostics_show_it(panda, no_payloads):
+    """kc_global starts at most at the first guaranteed bound (computed here
+    from the same URDF) and only decreases while the background refinement
+    runs, kc_global_lower only increases, a payload swap is served with its
+    own first bound at once, and /diagnostics reports the interval."""
+    first = refinement_for(load_urdf(robots.urdf_text(panda.path))).interval
+    fields = harness.BOUNDS_FIELDS
+    upper, lower = fields.index("kc_global"), fields.index("kc_global_lower")
+    seen = []
+    for _ in range(6):
+        q, qd = panda.state()
+        seen.append(panda.compute(q, qd)["coriolis_bounds"])
+        time.sleep(0.2)
+    uppers, lowers = [b[upper] for b in seen], [b[lower] for b in seen]
+    assert uppers[0] <= first.upper * (1 + 1e-12)
+    assert all(b <= a for a, b in zip(uppers, uppers[1:])), uppers
+    assert all(b >= a for a, b in zip(lowers, lowers[1:])), lowers
+    values = panda.peer.diagnostics(lambda v: v.get("kc_refinement") in ("running", "done", "budget spent"))
+    assert float(values["kc_global_lower"]) <= float(values["kc_global"])
+    assert float(values["kc_gap"]) >= 1.0
+    # A heavy payload: K_c grows, and the first output already has a bound for it.
+    payload = (HAND, 5.0, [0.0, 0.0, 0.1], [0.01, 0.0, 0.0, 0.01, 0.0, 0.01])
+    panda.peer.set_parameters(payload_parameters(*payload), atomically=True)
+    wait_served(panda.peer, payload)
+    heavy = load_urdf(robots.urdf_text(panda.path)).with_payload(
+        HAND, 5.0, payload[2], np.array([[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]]))
+    q, qd = panda.state()
+    bounds = panda.compute(q, qd)["coriolis_bounds"]
+    assert bounds[fields.index("kc_config")] <= bounds[upper]
+    assert bounds[upper] <= refinement_for(heavy).first_bound * (1 + 1e-12)
 
 
 def test_names_in_any_order_extra_names_and_empty_velocity(panda):
