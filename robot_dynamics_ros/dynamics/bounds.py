@@ -18,7 +18,7 @@ from .christoffel import christoffel_symbols
 from .crba import mass_matrix
 from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
 from .finite import all_finite
-from .state import joint_array, raise_failure
+from .state import configuration_array, joint_array, raise_failure
 
 # What the node publishes on ~/coriolis_bounds, in order (DESIGN.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
@@ -166,8 +166,8 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
 
 
 def config_coriolis_constant(model, q):
-    """k_c(q) for q (n,) or (N, n): the configuration Coriolis constant."""
-    q = joint_array(model, q, "q")
+    """k_c(q) for q (nq,) or (N, nq): the configuration Coriolis constant."""
+    q = configuration_array(model, q)
     batch = q if q.ndim == 2 else q[None]
     values = symbols_coriolis_constant(model, christoffel_symbols(model, batch))
     return values if q.ndim == 2 else values[0]
@@ -193,7 +193,7 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     guaranteed bound on the first call, in milliseconds; tighter once
     ``coriolis_constant_interval`` or a background thread has refined it).
     """
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     single = q.ndim == 1
     batch_q = q[None] if single else q
