@@ -60,7 +60,8 @@ _STARTS = 24
 _SEED = 0
 # doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
 _CHUNK_DOUBLES = 4_000_000
-# boxes split per branch-and-bound round
+# boxes split per branch-and-bound round, at least (and a 16th of them, at
+# most 4096)
 _SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
@@ -682,8 +683,8 @@ class CoriolisConstantRefinement:
         smaller of the Lipschitz bound ``k_c(c) + sum_l L_l h_l`` (k_c is
         L_l-Lipschitz in q_l because N is a norm) and the second-order bound
         of ``_second_order_bounds``; boxes whose bound is below ``lower``
-        are dropped, the 64 of largest bound are halved along the side of
-        largest L_l h_l."""
+        are dropped, those of largest bound (64, or a 16th of all, at most
+        4096 per round) are halved along the side of largest L_l h_l."""
         model = self.model
         free, prismatic, lo, hi = self._domain()
         m = len(free)
@@ -731,9 +732,10 @@ class CoriolisConstantRefinement:
                 return
             keep = bounds > lower
             centres, halves, bounds = centres[keep], halves[keep], bounds[keep]
-            if len(bounds) == 0 or len(bounds) + _SPLIT_BATCH > max_boxes:
+            if len(bounds) == 0 or len(bounds) + 4096 > max_boxes:
                 return
-            count = min(_SPLIT_BATCH, len(bounds))
+            # each round copies every box: split enough of them to pay for it
+            count = min(max(_SPLIT_BATCH, len(bounds) // 16), 4096, len(bounds))
             split = np.argpartition(-bounds, count - 1)[:count]
             rest = np.ones(len(bounds), dtype=bool)
             rest[split] = False
