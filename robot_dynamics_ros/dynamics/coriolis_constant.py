@@ -583,7 +583,7 @@ class CoriolisConstantRefinement:
     and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
     only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
     Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
-    half for the boxes ((2 m + 2) doubles each, m coordinates).
+    half for the boxes (9 m + 8 bytes each, m coordinates).
     Refinement has ``finished`` when ``upper <= tolerance * lower``, when
     the boxes would exceed their memory, or when there is nothing left to
     do (the search for ``lower`` is over and no branch and bound applies).
@@ -696,7 +696,11 @@ class CoriolisConstantRefinement:
         lipschitz, hessian = yield from fourier_derivative_bounds(
             model, free, prismatic, lo, hi, entry_margin, memory / 4)
         lines = _line_offsets(prismatic, lo, hi)
-        max_boxes = int(memory / 2 / (8 * (2 * m + 2)))
+        # a box: its centre (m doubles), bound (1) and how often each side
+        # was halved (m bytes: the half-widths are exact powers of 2 of the
+        # domain's)
+        max_boxes = int(memory / 2 / (9 * m + 8))
+        domain = 0.5 * (hi - lo)
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         inflate = 1.0 + 64 * (m + 2) * _EPS
 
@@ -723,15 +727,15 @@ class CoriolisConstantRefinement:
             return np.where(np.isnan(bounds), self.first_bound, bounds)
 
         centres = (0.5 * (lo + hi))[None]
-        halves = (0.5 * (hi - lo))[None]
-        bounds = yield from evaluate(centres, halves)
+        levels = np.zeros((1, m), dtype=np.uint8)
+        bounds = yield from evaluate(centres, domain[None])
         while True:
             lower = self._interval.lower
             self._publish(upper=max(lower, bounds.max(initial=-np.inf)))
             if self._interval.upper <= self.tolerance * self._interval.lower:
                 return
             keep = bounds > lower
-            centres, halves, bounds = centres[keep], halves[keep], bounds[keep]
+            centres, levels, bounds = centres[keep], levels[keep], bounds[keep]
             if len(bounds) == 0 or len(bounds) + 4096 > max_boxes:
                 return
             # each round copies every box: split enough of them to pay for it
@@ -740,16 +744,16 @@ class CoriolisConstantRefinement:
             rest = np.ones(len(bounds), dtype=bool)
             rest[split] = False
             rows = np.arange(count)
-            axis = np.argmax(halves[split] * lipschitz, axis=1)
-            child_halves = halves[split].copy()
-            child_halves[rows, axis] *= 0.5
+            axis = np.argmax(np.ldexp(domain, -levels[split].astype(np.int64)) * lipschitz, axis=1)
+            child_levels = levels[split].copy()
+            child_levels[rows, axis] += 1
+            child_halves = np.ldexp(domain, -child_levels.astype(np.int64))
             step = np.zeros_like(child_halves)
             step[rows, axis] = child_halves[rows, axis]
             child_centres = np.concatenate([centres[split] - step, centres[split] + step])
-            child_halves = np.concatenate([child_halves, child_halves])
-            child_bounds = yield from evaluate(child_centres, child_halves)
+            child_bounds = yield from evaluate(child_centres, np.concatenate([child_halves, child_halves]))
             centres = np.concatenate([centres[rest], child_centres])
-            halves = np.concatenate([halves[rest], child_halves])
+            levels = np.concatenate([levels[rest], child_levels, child_levels])
             bounds = np.concatenate([bounds[rest], child_bounds])
 
 
