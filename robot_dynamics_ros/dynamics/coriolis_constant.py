@@ -559,7 +559,8 @@ def _second_order_bounds(model, free, lines, base, centres, halves, hessian, mar
     del gamma
     size = np.sqrt((slopes ** 2).sum(axis=(2, 3, 4))) * halves
     chosen = np.argsort(-size, axis=1)[:, :min(4, m)]
-    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * chosen.shape[1], indexing="ij")).reshape(chosen.shape[1], -1).T
+    corners = chosen.shape[1]
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * corners, indexing="ij")).reshape(corners, -1).T
     rows = np.arange(count)[:, None]
     steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
     vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
