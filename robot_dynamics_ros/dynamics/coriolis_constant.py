@@ -60,7 +60,8 @@ _STARTS = 24
 _SEED = 0
 # doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
 _CHUNK_DOUBLES = 4_000_000
-# boxes split per branch-and-bound round
+# boxes split per branch-and-bound round, at least (and a 16th of them, at
+# most 4096)
 _SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
@@ -558,7 +559,8 @@ def _second_order_bounds(model, free, lines, base, centres, halves, hessian, mar
     del gamma
     size = np.sqrt((slopes ** 2).sum(axis=(2, 3, 4))) * halves
     chosen = np.argsort(-size, axis=1)[:, :min(4, m)]
-    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * chosen.shape[1], indexing="ij")).reshape(chosen.shape[1], -1).T
+    corners = chosen.shape[1]
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * corners, indexing="ij")).reshape(corners, -1).T
     rows = np.arange(count)[:, None]
     steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
     vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
@@ -582,7 +584,7 @@ class CoriolisConstantRefinement:
     and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
     only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
     Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
-    half for the boxes ((2 m + 2) doubles each, m coordinates).
+    half for the boxes (9 m + 8 bytes each, m coordinates).
     Refinement has ``finished`` when ``upper <= tolerance * lower``, when
     the boxes would exceed their memory, or when there is nothing left to
     do (the search for ``lower`` is over and no branch and bound applies).
@@ -682,8 +684,8 @@ class CoriolisConstantRefinement:
         smaller of the Lipschitz bound ``k_c(c) + sum_l L_l h_l`` (k_c is
         L_l-Lipschitz in q_l because N is a norm) and the second-order bound
         of ``_second_order_bounds``; boxes whose bound is below ``lower``
-        are dropped, the 64 of largest bound are halved along the side of
-        largest L_l h_l."""
+        are dropped, those of largest bound (64, or a 16th of all, at most
+        4096 per round) are halved along the side of largest L_l h_l."""
         model = self.model
         free, prismatic, lo, hi = self._domain()
         m = len(free)
@@ -695,7 +697,11 @@ class CoriolisConstantRefinement:
         lipschitz, hessian = yield from fourier_derivative_bounds(
             model, free, prismatic, lo, hi, entry_margin, memory / 4)
         lines = _line_offsets(prismatic, lo, hi)
-        max_boxes = int(memory / 2 / (8 * (2 * m + 2)))
+        # a box: its centre (m doubles), bound (1) and how often each side
+        # was halved (m bytes: the half-widths are exact powers of 2 of the
+        # domain's)
+        max_boxes = int(memory / 2 / (9 * m + 8))
+        domain = 0.5 * (hi - lo)
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         inflate = 1.0 + 64 * (m + 2) * _EPS
 
@@ -722,32 +728,33 @@ class CoriolisConstantRefinement:
             return np.where(np.isnan(bounds), self.first_bound, bounds)
 
         centres = (0.5 * (lo + hi))[None]
-        halves = (0.5 * (hi - lo))[None]
-        bounds = yield from evaluate(centres, halves)
+        levels = np.zeros((1, m), dtype=np.uint8)
+        bounds = yield from evaluate(centres, domain[None])
         while True:
             lower = self._interval.lower
             self._publish(upper=max(lower, bounds.max(initial=-np.inf)))
             if self._interval.upper <= self.tolerance * self._interval.lower:
                 return
             keep = bounds > lower
-            centres, halves, bounds = centres[keep], halves[keep], bounds[keep]
-            if len(bounds) == 0 or len(bounds) + _SPLIT_BATCH > max_boxes:
+            centres, levels, bounds = centres[keep], levels[keep], bounds[keep]
+            if len(bounds) == 0 or len(bounds) + 4096 > max_boxes:
                 return
-            count = min(_SPLIT_BATCH, len(bounds))
+            # each round copies every box: split enough of them to pay for it
+            count = min(max(_SPLIT_BATCH, len(bounds) // 16), 4096, len(bounds))
             split = np.argpartition(-bounds, count - 1)[:count]
             rest = np.ones(len(bounds), dtype=bool)
             rest[split] = False
             rows = np.arange(count)
-            axis = np.argmax(halves[split] * lipschitz, axis=1)
-            child_halves = halves[split].copy()
-            child_halves[rows, axis] *= 0.5
+            axis = np.argmax(np.ldexp(domain, -levels[split].astype(np.int64)) * lipschitz, axis=1)
+            child_levels = levels[split].copy()
+            child_levels[rows, axis] += 1
+            child_halves = np.ldexp(domain, -child_levels.astype(np.int64))
             step = np.zeros_like(child_halves)
             step[rows, axis] = child_halves[rows, axis]
             child_centres = np.concatenate([centres[split] - step, centres[split] + step])
-            child_halves = np.concatenate([child_halves, child_halves])
-            child_bounds = yield from evaluate(child_centres, child_halves)
+            child_bounds = yield from evaluate(child_centres, np.concatenate([child_halves, child_halves]))
             centres = np.concatenate([centres[rest], child_centres])
-            halves = np.concatenate([halves[rest], child_halves])
+            levels = np.concatenate([levels[rest], child_levels, child_levels])
             bounds = np.concatenate([bounds[rest], child_bounds])
 
 

@@ -123,19 +123,10 @@ class Model:
     q_shape: tuple = field(init=False, default=None, repr=False)
     sample_shape: tuple = field(init=False, default=None, repr=False)
     matrix_shape: tuple = field(init=False, default=None, repr=False)
-    # values computed once per model, such as the compiled records; a new
-    # dict for every new model, so a payload swap never sees stale ones
+    # values computed once per model, such as the compiled records and the
+    # K_c refinement; a new dict for every new model, so a payload swap
+    # never sees stale ones
     cache: dict = field(init=False, default_factory=dict, repr=False)
-    # values shared by all models made from one URDF by with_payload and
-    # with_gravity, each stored under the payloads it holds for (the global
-    # Coriolis constant: swapping back to a known payload costs nothing)
-    family_cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def payload_key(self):
-        """A hashable summary of the payloads, the key into family_cache."""
-        return tuple(sorted((link, m, tuple(c), tuple(i.ravel()))
-                            for link, (m, c, i) in self.payloads.items()))
 
     def __post_init__(self):
         for value in self.__dict__.values():
