@@ -185,7 +185,7 @@ class DynamicsNode(Node):
             "Seconds spent tightening the K_c interval of each served model in the background "
             "(0: keep the first guaranteed bound)", double, read_only=True,
             floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1e6)]))
-        self.declare_parameter("kc_refinement.memory_limit_mb", 100.0, _descriptor(
+        self.declare_parameter("kc_refinement.memory_limit_mb", 160.0, _descriptor(
             "Work memory of that refinement, MB", double, read_only=True,
             floating_point_range=[FloatingPointRange(from_value=1.0, to_value=1e5)]))
 

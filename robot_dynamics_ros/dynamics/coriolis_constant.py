@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit
 
 from .bounds import config_coriolis_constant, joint_limits, symbols_coriolis_constant
+from .state import at_identity_base
 from .christoffel import christoffel_symbols
 from .errors import CoriolisConstantError
 from .model import PRISMATIC
@@ -78,7 +79,8 @@ class KcInterval(NamedTuple):
       limits, ``witness``.
     - ``upper``: a guaranteed upper bound on K_c, rounding included (``inf``
       when a prismatic joint has no limits).
-    - ``witness``: q (length ``model.nv``) where ``lower`` was computed.
+    - ``witness``: q (length ``model.nq``; a floating base at the identity
+      pose) where ``lower`` was computed.
     - ``finished``: refinement reached its tolerance or cannot improve.
     """
 
@@ -93,7 +95,7 @@ class KcInterval(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G):
+def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, base, G):
     """G[i, j, k] >= |Gamma[i, j, k]| for every q, summed over bodies.
 
     M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
@@ -113,6 +115,17 @@ def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G):
     coefficients, summed over the bodies below d through the moments
     ``sum m x^p`` (no cancellation, so no rounding beyond O(nb eps)).
     Cost O(nb^3): the triples, and the moments of each subtree.
+
+    A floating base: its ``base`` (6) bodies head the tree as a chain of
+    three prismatic and three revolute joints along the root link's axes
+    (``model.BASE_BODIES``), all at the root link's origin; its symbols are
+    the chain's plus ``(Ic_i S_i) . (S_k x S_j)`` at [i, j, k] for base
+    columns j < k (``christoffel.free_flyer_symbols``: the base's speeds are
+    the root's twist, its columns turn with all six), which is the term
+    ``[c below a] T(c, a, b)`` for (c, a, b) = (k, j, i) once more, over the
+    same bodies (the base bodies are massless, so Ic_i is the whole robot
+    when i is one of them). Its travel is nil: the base's pose does not
+    enter Gamma, and its edges are the root link's.
     """
     nb = parent.shape[0]
     height = np.zeros(nb)
@@ -164,15 +177,24 @@ def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G):
                 # [c below a] T(c, a, b) for these (c, a, b)
                 for c, a, b in ((2, 0, 1), (2, 1, 0), (1, 0, 2), (1, 2, 0), (0, 1, 2), (0, 2, 1)):
                     if depth[idx[c]] > depth[idx[a]]:
-                        # sum over B of lambda w_c w_a w_b + m (w_c v_a + v_c w_a) v_b
-                        lin_slope = w[c] * slope[a] + w[a] * slope[c]
-                        lin_offset = w[c] * offset[a] + w[a] * offset[c]
-                        total += (moments[d, 0] * w[c] * w[a] * w[b]
-                                  + lin_slope * slope[b] * moments[d, 3]
-                                  + (lin_slope * offset[b] + lin_offset * slope[b]) * moments[d, 2]
-                                  + lin_offset * offset[b] * moments[d, 1])
+                        total += _term_bound(moments[d], w, slope, offset, c, a, b)
+                if k < base and j < k:
+                    total += 2.0 * _term_bound(moments[d], w, slope, offset, 2, 1, 0)
                 G[i, j, k] = 0.5 * total
                 G[i, k, j] = 0.5 * total
+
+
+@njit(cache=True, nogil=True)
+def _term_bound(moments, w, slope, offset, c, a, b):
+    """The bound of T(c, a, b) = sum over the bodies B below the triple's
+    deepest joint of |(S_c x S_a)^T I_B S_b|: sum of lambda w_c w_a w_b +
+    m (w_c v_a + v_c w_a) v_b, with v = slope x + offset (``_gamma_bounds``)."""
+    lin_slope = w[c] * slope[a] + w[a] * slope[c]
+    lin_offset = w[c] * offset[a] + w[a] * offset[c]
+    return (moments[0] * w[c] * w[a] * w[b]
+            + lin_slope * slope[b] * moments[3]
+            + (lin_slope * offset[b] + lin_offset * slope[b]) * moments[2]
+            + lin_offset * offset[b] * moments[1])
 
 
 @njit(cache=True, nogil=True)
@@ -225,7 +247,7 @@ def _nonnegative_norm_bound(A, x, y):
 
 
 @njit(cache=True, nogil=True)
-def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, coordinate_map):
+def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, base, coordinate_map):
     """(sqrt(sum_k ||G_k||^2), the nv norm bounds) for q of length nv =
     coordinate_map.shape[1]; ``G_k >= |Gamma_k|`` entrywise. With a mimic
     map J (q_full = J q + b), ``|Gamma_r[i,j,k]| <= sum |J_ai||J_bj||J_ck|
@@ -233,7 +255,7 @@ def _first_bound_kernel(parent, revolute, edge, mass, com_norm, rot_norm, coordi
     mimic map, in practice a few terms per entry)."""
     nb, nv = coordinate_map.shape
     G = np.zeros((nb, nb, nb))
-    _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, G)
+    _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, base, G)
     J = np.abs(coordinate_map)
     identity = nb == nv
     for i in range(nb):
@@ -300,12 +322,14 @@ def first_upper_bound(model):
     tree path, plus the CoM offset. Then ||Gamma_k||_2 <= ||G_k||_2 (G_k >=
     |Gamma_k| entrywise, Perron-Frobenius) and k_c <= sqrt(sum_k
     ||G_k||_2^2). Cost O(nb^3). ``inf`` when a prismatic
-    joint has no limits.
+    joint has no limits. A floating base's speeds are the first six
+    columns (``_gamma_bounds``).
     """
     lower, upper, kinds = joint_limits(model)
     if np.any((kinds == PRISMATIC) & ~(np.isfinite(lower) & np.isfinite(upper))):
         return np.inf, np.full(model.nv, np.inf)
-    travel = _body_travel(model, lower, upper)
+    still = np.zeros(model.base_bodies)  # the base's pose does not enter Gamma
+    travel = _body_travel(model, np.r_[still, lower], np.r_[still, upper])
     inertia = np.asarray(model.inertia, dtype=float)
     mass = inertia[:, 0]
     com_norm = np.linalg.norm(inertia[:, 1:4], axis=1)
@@ -318,7 +342,7 @@ def first_upper_bound(model):
     edge = np.linalg.norm(model.joint_placement[:, :3, 3], axis=1) + np.where(prismatic, travel, 0.0)
     value, norms = _first_bound_kernel(
         np.asarray(model.parent, dtype=np.int64), ~prismatic, edge, mass, com_norm, rot_norm,
-        np.ascontiguousarray(model.coordinate_map, dtype=float))
+        model.base_bodies, np.ascontiguousarray(model.coordinate_map, dtype=float))
     margin = _first_bound_margin(model.nb)
     return float(value * margin), norms * margin
 
@@ -334,12 +358,15 @@ def _chunk_size(model):
 
 
 def _evaluate(model, Q, out):
-    """k_c(Q[s]) into out, one chunk per step (a generator: the caller may
-    stop between chunks). Each chunk runs the nogil kernels of
-    ``bounds.config_coriolis_constant``; overflow gives NaN."""
+    """k_c at the joint values Q[s] into out, one chunk per step (a
+    generator: the caller may stop between chunks). Each chunk runs the
+    nogil kernels of ``bounds.config_coriolis_constant``; overflow gives
+    NaN. A floating base is put at the identity pose: Gamma does not depend
+    on it (docs/floating_base.md), so the search runs over the joints."""
     chunk = _chunk_size(model)
     for start in range(0, len(Q), chunk):
-        out[start:start + chunk] = config_coriolis_constant(model, Q[start:start + chunk])
+        out[start:start + chunk] = config_coriolis_constant(
+            model, at_identity_base(model, Q[start:start + chunk]))
         yield
 
 
@@ -357,11 +384,11 @@ def _compass_ascent(model, starts, values, lower, upper, offer):
     q = np.array(starts, dtype=float)
     value = np.array(values, dtype=float)
     step = np.tile(0.25 * (upper - lower), (len(q), 1))
-    moves = np.concatenate([np.eye(model.nv), -np.eye(model.nv)])
+    moves = np.concatenate([np.eye(q.shape[1]), -np.eye(q.shape[1])])
     climbing = np.arange(len(q))
     while len(climbing):
         candidates = np.clip(q[climbing, None] + moves * step[climbing, None], lower, upper)
-        flat = candidates.reshape(-1, model.nv)
+        flat = candidates.reshape(-1, q.shape[1])
         tried = np.empty(len(flat))
         yield from _evaluate(model, flat, tried)
         offer(tried, flat)
@@ -587,7 +614,9 @@ class CoriolisConstantRefinement:
     half for the boxes (9 m + 8 bytes each, m coordinates).
     Refinement has ``finished`` when ``upper <= tolerance * lower``, when
     the boxes would exceed their memory, or when there is nothing left to
-    do (the search for ``lower`` is over and no branch and bound applies).
+    do (the search for ``lower`` is over and no branch and bound applies:
+    mimic-reduced and floating-base models, whose search runs over the
+    joints with the base at the identity pose, keep their first bound).
     """
 
     def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB):
@@ -609,7 +638,7 @@ class CoriolisConstantRefinement:
         self._limited = limited
         self._lower_limit = np.where(limited, lower, -np.pi)
         self._upper_limit = np.where(limited, upper, np.pi)
-        witness = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
+        witness = at_identity_base(model, np.clip(0.0, self._lower_limit, self._upper_limit)[None])[0]
         value = config_coriolis_constant(model, witness[None])[0]
         if np.isnan(value):
             value = 0.0  # k_c overflows there: 0 is still a lower bound
@@ -650,12 +679,12 @@ class CoriolisConstantRefinement:
         finite = np.where(np.isnan(values), -np.inf, values)
         best = int(np.argmax(finite)) if len(finite) else 0
         if len(finite) and finite[best] > self._interval.lower:
-            self._publish(lower=finite[best], witness=Q[best])
+            self._publish(lower=finite[best], witness=at_identity_base(self.model, Q[best:best + 1])[0])
 
     def _steps(self):
         model = self.model
         rng = np.random.default_rng(_SEED)
-        samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, model.nv))
+        samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
         values = np.empty(_SAMPLES)
         chunk = _chunk_size(model)
         for start in range(0, _SAMPLES, chunk):
@@ -664,7 +693,7 @@ class CoriolisConstantRefinement:
         best = np.argsort(np.where(np.isnan(values), -np.inf, values))[-_STARTS:]
         yield from _compass_ascent(model, samples[best], values[best], self._lower_limit,
                                    self._upper_limit, self._offer)
-        if not np.isfinite(self.first_bound) or model.reduced:
+        if not np.isfinite(self.first_bound) or model.reduced or model.floating:
             return
         yield from self._branch_and_bound()
 
