@@ -1,6 +1,6 @@
 """End-to-end benchmark of the node: panda, joint states at 1 kHz from another process.
 
-    python bench/bench_node.py [--duration 30] [--rate 1000] [--swaps 5]
+    python bench/bench_node.py [--duration 30] [--rate 1000] [--swaps 5] [--kc-time-budget S]
 
 The node runs as its own process (``python -m robot_dynamics_ros.node``); this
 process publishes joint states from a thread and records every mass matrix
@@ -79,6 +79,9 @@ def main():
     parser.add_argument("--duration", type=float, default=30.0, help="steady-state seconds (30)")
     parser.add_argument("--rate", type=float, default=1000.0, help="joint states per second (1000)")
     parser.add_argument("--swaps", type=int, default=5, help="payload swaps after the steady state (5)")
+    parser.add_argument("--kc-time-budget", type=float, default=None,
+                        help="the node's kc_refinement.time_budget (default: the node's, 60 s; "
+                        "0 turns the background refinement of K_c off, to compare latencies)")
     options = parser.parse_args()
 
     harness.isolate_ros_environment()
@@ -93,7 +96,9 @@ def main():
 
     peer = harness.Peer("bench_peer", outputs=("mass_matrix",))
     log = Path(tempfile.mkdtemp(prefix="bench_node_")) / "node.log"
-    node = harness.NodeProcess("-p", f"urdf_file:={path}", log_path=log)
+    budget = [] if options.kc_time_budget is None else [
+        "-p", f"kc_refinement.time_budget:={options.kc_time_budget}"]
+    node = harness.NodeProcess("-p", f"urdf_file:={path}", *budget, log_path=log)
     stream = Stream(peer, names, ranges, options.rate)
     swaps = []  # (mass, time sent, time acknowledged)
     try:
@@ -163,6 +168,7 @@ def main():
     acks = [ack - sent for _, sent, ack in swaps]
 
     rate = steady_sent / options.duration
+    kc_states = sorted({values.get("kc_refinement", "") for values in final})
     rows = [
         ("joint states sent (steady state)", f"{steady_sent} at {rate:.0f}/s", "", ""),
         ("end-to-end latency p50", f"{percentile_ms(latency, 50):.3f} ms", "0.5 ms",
@@ -184,6 +190,9 @@ def main():
          "10 ms", f"{1e3 * np.nanmedian(swap_latency) / 10:.0f}" if swaps else ""),
         ("payload swap latency (max)", f"{1e3 * np.nanmax(swap_latency):.0f} ms" if swaps else "-", "", ""),
         ("SetParameters round trip (median)", f"{1e3 * np.median(acks):.1f} ms" if swaps else "-", "", ""),
+        ("K_c refinement states seen", ", ".join(kc_states), "", ""),
+        ("K_c interval at the end", f"[{final[-1].get('kc_global_lower')}, {final[-1].get('kc_global')}]",
+         "", ""),
     ]
     print(f"\nbench_node: panda (9 DoF), {options.rate:.0f} Hz joint states for {options.duration:.0f} s, "
           f"{len(swaps)} payload swaps; {os.cpu_count()} cores")
