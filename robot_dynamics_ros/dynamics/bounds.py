@@ -161,6 +161,7 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
     failed = run(_bound_vectors, model, inputs_c, (values,))
     if failed >= 0:
         raise_failure(model, failed, inputs, "the Coriolis bounds")
+    from .coriolis_constant import set_global_constants  # it builds on this module
     set_global_constants(model, values)
     return values
 
@@ -229,11 +230,3 @@ def global_coriolis_constant(model) -> float:
     from .coriolis_constant import refinement_for  # it builds on this module
     return refinement_for(model).interval.upper
 
-
-def set_global_constants(model, values):
-    """``values[..., 2]`` and ``values[..., 6]`` (BOUNDS_FIELDS) = the model's
-    current interval for K_c, both read from one snapshot of it."""
-    from .coriolis_constant import refinement_for  # it builds on this module
-    interval = refinement_for(model).interval
-    values[..., 2] = interval.upper
-    values[..., 6] = interval.lower

@@ -12,10 +12,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors, set_global_constants
+from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors
 from .calls import run, single
 from .christoffel import christoffel_tree
 from .coriolis import coriolis
+from .coriolis_constant import set_global_constants
 from .crba import crba
 from .finite import all_finite
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
