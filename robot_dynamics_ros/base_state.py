@@ -1,0 +1,174 @@
+"""The base state of a floating-base robot: odometry checked, then paired with joint states.
+
+A floating-base model needs, with each joint state, the pose and twist of its
+root link: q = [position (3) in the world, quaternion (x, y, z, w), joints],
+v = [linear, angular velocity in the root link's frame, joints] (Pinocchio's
+free-flyer conventions). They come from nav_msgs/Odometry, whose pose is that
+of ``child_frame_id`` in ``header.frame_id`` (taken as the world: gravity is
+given in it) and whose twist is in ``child_frame_id``: exactly v's base part
+when the child frame is the root link.
+
+Odometry whose child frame is another link, or empty, is refused rather than
+guessed at: the twist of another frame is another vector, and a wrong guess
+would give wrong numbers with nothing to show for it.
+
+No ROS import here: the node (one message at a time) and the offline replay
+(messages read from a bag) share this module, so they pair alike. Messages are
+duck-typed: rclpy and rosbags messages both work.
+"""
+
+import bisect
+import math
+from collections import Counter
+from typing import NamedTuple, Tuple
+
+import numpy as np
+
+# Base coordinates of v, as they label the node's outputs (Pinocchio's order).
+BASE_VELOCITY_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+# An odometry quaternion whose norm is further than this from 1 is refused:
+# a filter's rounding drifts by 1e-7 or so, anything beyond 1e-3 is a bug
+# upstream (an unset orientation is all zeros). Within it the dynamics
+# normalize it, as they do every quaternion of q.
+QUATERNION_TOLERANCE = 1e-3
+# Odometry kept for pairing: enough for 1 kHz odometry over a few timeouts; it
+# bounds the memory and the cost of an insertion whatever the stamps are.
+BUFFER_DEPTH = 512
+
+
+class BaseStateRejected(ValueError):
+    """Odometry that cannot be used, or a joint state without a base state;
+    ``kind`` is a short key for counting."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+
+
+class BaseState(NamedTuple):
+    """The root link's state at ``stamp_ns`` (header stamp of its odometry)."""
+
+    stamp_ns: int
+    position: np.ndarray  # (7,): position in the world, quaternion (x, y, z, w)
+    velocity: np.ndarray  # (6,): linear, angular velocity in the root link's frame
+
+
+def stamp_ns(stamp) -> int:
+    """Nanoseconds of a builtin_interfaces/Time."""
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+
+
+def base_state_from_odometry(msg, root_link: str) -> BaseState:
+    """The base state a nav_msgs/Odometry gives; raises BaseStateRejected
+    ("child_frame", "non_finite", "quaternion") saying what is wrong."""
+    child = msg.child_frame_id
+    if child != root_link:
+        why = "is empty" if not child else f"is {child!r}"
+        raise BaseStateRejected(
+            "child_frame", f"odometry child_frame_id {why}: it must name the root link "
+            f"{root_link!r}, whose pose and twist (in its own frame) are the base state")
+    pose, twist = msg.pose.pose, msg.twist.twist
+    p, o, v, w = pose.position, pose.orientation, twist.linear, twist.angular
+    position = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
+    velocity = np.array([v.x, v.y, v.z, w.x, w.y, w.z])
+    for values, names in ((position, ("position.x", "position.y", "position.z", "orientation.x",
+                                      "orientation.y", "orientation.z", "orientation.w")),
+                          (velocity, ("linear.x", "linear.y", "linear.z",
+                                      "angular.x", "angular.y", "angular.z"))):
+        bad = [name for name, x in zip(names, values.tolist()) if not math.isfinite(x)]
+        if bad:
+            raise BaseStateRejected("non_finite", f"odometry has non-finite {', '.join(bad)}")
+    norm = float(np.linalg.norm(position[3:]))
+    if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+        raise BaseStateRejected(
+            "quaternion", f"odometry orientation has norm {norm:.6g}, not a unit quaternion "
+            f"(tolerance {QUATERNION_TOLERANCE:g})")
+    return BaseState(stamp_ns(msg.header.stamp), position, velocity)
+
+
+class BaseStatePairing:
+    """Odometry received so far, and the base state of each joint state.
+
+    The rule (DESIGN.md, ``base_state_timeout``): a joint state stamped t gets
+    the newest odometry (by header stamp) received before it whose stamp lies
+    in [t - timeout, t + timeout]. Without one it is dropped: "no_base_state"
+    when no usable odometry was received yet, "stale_base_state" when all of
+    it is older than t - timeout, "future_base_state" when none is that old
+    but all is newer than t + timeout (two clocks that disagree). Odometry
+    from the future is tolerated within the timeout, since publishers stamp
+    with their own clocks.
+
+    Counts every odometry message (``received``) and the refused ones by
+    reason (``refused``). Odometry is checked against ``root_link``; a new
+    root link (a new robot description) forgets the odometry of the old one.
+    Not thread-safe: one thread adds and pairs.
+    """
+
+    def __init__(self, timeout: float):
+        if not (math.isfinite(timeout) and timeout >= 0.0):
+            raise ValueError(f"base_state_timeout must be a finite number of seconds >= 0, "
+                             f"got {timeout!r}")
+        self.timeout_ns = round(timeout * 1e9)
+        self.received = 0
+        self.refused = Counter()
+        self._root_link = None
+        self._stamps = []  # sorted header stamps of _states
+        self._states = []
+
+    def _for(self, root_link: str):
+        if root_link != self._root_link:
+            self._root_link = root_link
+            self._stamps, self._states = [], []
+
+    def add(self, msg, root_link: str) -> BaseState:
+        """Check and keep an odometry message; raises BaseStateRejected (counted)."""
+        self.received += 1
+        self._for(root_link)
+        try:
+            state = base_state_from_odometry(msg, root_link)
+        except BaseStateRejected as error:
+            self.refused[error.kind] += 1
+            raise
+        i = bisect.bisect_right(self._stamps, state.stamp_ns)
+        self._stamps.insert(i, state.stamp_ns)
+        self._states.insert(i, state)
+        if len(self._stamps) > BUFFER_DEPTH:
+            del self._stamps[0], self._states[0]
+        return state
+
+    def pair(self, stamp, root_link: str) -> BaseState:
+        """The base state of a joint state stamped ``stamp`` (builtin_interfaces/Time);
+        raises BaseStateRejected ("no_base_state", "stale_base_state", "future_base_state")."""
+        self._for(root_link)
+        t = stamp_ns(stamp)
+        stamps = self._stamps
+        if not stamps:
+            raise BaseStateRejected("no_base_state", "no usable odometry received yet")
+        i = bisect.bisect_right(stamps, t + self.timeout_ns) - 1
+        timeout = f"base_state_timeout {self.timeout_ns / 1e9:g} s"
+        if i < 0:
+            raise BaseStateRejected(
+                "future_base_state", f"the oldest odometry kept, stamped {_seconds(stamps[0])}, "
+                f"is more than {timeout} after the joint state stamped {_seconds(t)} (do the two "
+                "publishers stamp with the same clock?)")
+        if stamps[i] < t - self.timeout_ns:
+            raise BaseStateRejected(
+                "stale_base_state", f"no odometry within {timeout} of the joint state stamped "
+                f"{_seconds(t)}: the newest not after it is stamped {_seconds(stamps[i])}")
+        return self._states[i]
+
+    def counts(self) -> dict:
+        """Diagnostics values: odometry received and refused, in total and by reason."""
+        return {"odometry_received": str(self.received),
+                "odometry_refused": str(sum(self.refused.values())),
+                **{f"odometry_refused.{kind}": str(n) for kind, n in sorted(self.refused.items())}}
+
+
+def full_state(base: BaseState, q: np.ndarray, qd: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """q (nq,) and v (nv,) of a floating-base model: the base state before the joints'."""
+    return np.concatenate((base.position, q)), np.concatenate((base.velocity, qd))
+
