@@ -24,7 +24,8 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 
-# Base coordinates of v, as they label the node's outputs (Pinocchio's order).
+# Base coordinates of q and v, as they label the outputs (Pinocchio's order).
+BASE_POSITION_NAMES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_VELOCITY_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 # An odometry quaternion whose norm is further than this from 1 is refused:
 # a filter's rounding drifts by 1e-7 or so, anything beyond 1e-3 is a bug
@@ -140,11 +141,10 @@ class BaseStatePairing:
             del self._stamps[0], self._states[0]
         return state
 
-    def pair(self, stamp, root_link: str) -> BaseState:
-        """The base state of a joint state stamped ``stamp`` (builtin_interfaces/Time);
-        raises BaseStateRejected ("no_base_state", "stale_base_state", "future_base_state")."""
+    def pair(self, t: int, root_link: str) -> BaseState:
+        """The base state of a joint state stamped ``t`` (ns); raises
+        BaseStateRejected ("no_base_state", "stale_base_state", "future_base_state")."""
         self._for(root_link)
-        t = stamp_ns(stamp)
         stamps = self._stamps
         if not stamps:
             raise BaseStateRejected("no_base_state", "no usable odometry received yet")
@@ -168,7 +168,8 @@ class BaseStatePairing:
                 **{f"odometry_refused.{kind}": str(n) for kind, n in sorted(self.refused.items())}}
 
 
-def full_state(base: BaseState, q: np.ndarray, qd: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """q (nq,) and v (nv,) of a floating-base model: the base state before the joints'."""
-    return np.concatenate((base.position, q)), np.concatenate((base.velocity, qd))
+def full_state(position, velocity, q, qd) -> Tuple[np.ndarray, np.ndarray]:
+    """q and v of a floating-base model from the base's ``position`` (7) and
+    ``velocity`` (6) and the joints' ``q``, ``qd``: one sample or a batch (N, ...)."""
+    return np.concatenate((position, q), axis=-1), np.concatenate((velocity, qd), axis=-1)
 
