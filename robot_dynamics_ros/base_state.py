@@ -24,14 +24,11 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 
-# Base coordinates of q and v, as they label the outputs (Pinocchio's order).
-BASE_POSITION_NAMES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-BASE_VELOCITY_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
-# An odometry quaternion whose norm is further than this from 1 is refused:
-# a filter's rounding drifts by 1e-7 or so, anything beyond 1e-3 is a bug
-# upstream (an unset orientation is all zeros). Within it the dynamics
-# normalize it, as they do every quaternion of q.
-QUATERNION_TOLERANCE = 1e-3
+# An odometry quaternion is refused by the same rule as the dynamics refuse
+# q's (within it they normalize it): checked here, it is counted as bad
+# odometry, not as a failed joint state.
+from robot_dynamics_ros.dynamics.model import QUATERNION_TOLERANCE
+
 # Odometry kept for pairing: enough for 1 kHz odometry over a few timeouts; it
 # bounds the memory and the cost of an insertion whatever the stamps are.
 BUFFER_DEPTH = 512

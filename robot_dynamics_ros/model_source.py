@@ -17,7 +17,6 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from robot_dynamics_ros import dynamics
-from robot_dynamics_ros.base_state import BASE_VELOCITY_NAMES
 from robot_dynamics_ros.dynamics.model import replace_payload
 from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
 from robot_dynamics_ros.dynamics.urdf import read_urdf_file
@@ -124,7 +123,8 @@ class ServedModel:
     @cached_property  # read per joint state
     def base(self) -> Tuple[str, ...]:
         """Names of the base coordinates of v (``base_vx`` ... ``base_wz``), () when fixed."""
-        return base_coordinates(self.model)
+        model = self.model
+        return tuple(model.velocity_names[:model.nv - len(model.joint_names)])
 
     @cached_property
     def coordinates(self) -> Tuple[str, ...]:
@@ -134,14 +134,13 @@ class ServedModel:
     @property
     def root_link(self) -> str:
         """The link whose pose and twist the base coordinates are."""
-        return self.model.root_link
+        return self.model.base_link
 
     def neutral_configuration(self) -> np.ndarray:
         """A valid q: zero joints, and for a floating base the identity orientation."""
-        if not self.base:
-            return np.zeros(self.model.nv)
         q = np.zeros(self.model.nq)
-        q[6] = 1.0  # quaternion (x, y, z, w)
+        if self.base:
+            q[6] = 1.0  # quaternion (x, y, z, w)
         return q
 
     def with_payload(self, payload: Payload) -> "ServedModel":
@@ -159,11 +158,6 @@ class ServedModel:
         if self.perm is None:
             return array
         return array[np.ix_(*([self.perm] * array.ndim))]
-
-
-def base_coordinates(model) -> Tuple[str, ...]:
-    """Names of the base coordinates of v: those before the joints' (none for a fixed base)."""
-    return BASE_VELOCITY_NAMES[:model.nv - len(model.joint_names)]
 
 
 def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...], Optional[np.ndarray]]:

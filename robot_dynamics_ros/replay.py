@@ -36,12 +36,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from robot_dynamics_ros import bag_io
-from robot_dynamics_ros.base_state import (
-    BASE_POSITION_NAMES,
-    BaseStatePairing,
-    BaseStateRejected,
-    full_state,
-)
+from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state
 from robot_dynamics_ros.messages import (
     BOUNDS_FIELDS,
     JointStateMatcher,
@@ -344,7 +339,7 @@ class CsvTable:
 
     def __init__(self, handle, served: ServedModel):
         self.handle = handle
-        positions = (BASE_POSITION_NAMES if served.base else ()) + served.joints
+        positions = served.model.configuration_names
         velocities = served.coordinates
         n = len(velocities)
         cells = [f"[{r}][{c}]" for r in range(n) for c in range(n)]
