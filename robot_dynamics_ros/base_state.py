@@ -8,8 +8,11 @@ of ``child_frame_id`` in ``header.frame_id`` (taken as the world: gravity is
 given in it) and whose twist is in ``child_frame_id``: exactly v's base part
 when the child frame is the root link.
 
-Odometry whose child frame is another link, or empty, is refused rather than
-guessed at: the twist of another frame is another vector, and a wrong guess
+Odometry of a link fixed rigidly to the root link (an IMU frame, a
+``base_footprint`` below ``base_link``) is transformed to the root link
+exactly: the offset between the two is constant. Odometry of any other link,
+or with an empty child frame, is refused rather than guessed at: the offset
+to a link beyond a moving joint changes with the joints, and a wrong guess
 would give wrong numbers with nothing to show for it.
 
 No ROS import here: the node (one message at a time) and the offline replay
@@ -20,7 +23,7 @@ duck-typed: rclpy and rosbags messages both work.
 import bisect
 import math
 from collections import Counter
-from typing import NamedTuple, Tuple
+from typing import Mapping, NamedTuple, Tuple
 
 import numpy as np
 
@@ -60,15 +63,88 @@ def _seconds(ns: int) -> str:
     return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
 
 
-def base_state_from_odometry(msg, root_link: str) -> BaseState:
+def quaternion_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The Hamilton product a b of quaternions (x, y, z, w): the rotation b, then a."""
+    (ax, ay, az, aw), (bx, by, bz, bw) = a, b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz])
+
+
+def quaternion_matrix(q: np.ndarray) -> np.ndarray:
+    """The rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def matrix_quaternion(rotation: np.ndarray) -> np.ndarray:
+    """The unit quaternion (x, y, z, w) of a rotation matrix, from its largest
+    component (Shepperd's method: no division by a small number)."""
+    r = rotation
+    trace = np.trace(r)
+    i = int(np.argmax([r[0, 0], r[1, 1], r[2, 2], trace]))
+    if i == 3:
+        w = math.sqrt(1.0 + trace) / 2
+        q = [(r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w),
+             (r[1, 0] - r[0, 1]) / (4 * w), w]
+    else:
+        j, k = (i + 1) % 3, (i + 2) % 3
+        v = math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k]) / 2
+        q = [0.0, 0.0, 0.0, (r[k, j] - r[j, k]) / (4 * v)]
+        q[i], q[j], q[k] = v, (r[j, i] + r[i, j]) / (4 * v), (r[k, i] + r[i, k]) / (4 * v)
+    return np.array(q)
+
+
+class RigidFrame(NamedTuple):
+    """A frame fixed to the root link: its pose there (rotation R and origin p,
+    in root link axes) and the quaternion of R^T, taken once."""
+
+    rotation: np.ndarray  # (3, 3)
+    origin: np.ndarray  # (3,)
+    inverse_quaternion: np.ndarray  # (4,) x, y, z, w
+
+
+def rigid_frames(root_link: str, poses: Mapping[str, np.ndarray]) -> dict:
+    """Frame name -> RigidFrame, from the 4x4 poses in the root link's frame of
+    the links fixed to it (the root link's own is the identity)."""
+    return {name: RigidFrame(pose[:3, :3].copy(), pose[:3, 3].copy(),
+                             matrix_quaternion(pose[:3, :3].T))
+            for name, pose in poses.items() if name != root_link}
+
+
+def _to_root_link(frame: RigidFrame, position: np.ndarray, velocity: np.ndarray):
+    """Pose and twist of the root link r from those of a frame c fixed to it
+    (R, p: pose of c in r). R_wr = R_wc R^T, p_wr = p_wc - R_wr p; in r's
+    axes w_r = R w_c and, the two origins being one rigid body,
+    v_r = R v_c + p x w_r (velocity of r's origin, p from r to c)."""
+    quaternion = position[3:] / np.linalg.norm(position[3:])
+    root_quaternion = quaternion_multiply(quaternion, frame.inverse_quaternion)
+    root_position = position[:3] - quaternion_matrix(root_quaternion) @ frame.origin
+    angular = frame.rotation @ velocity[3:]
+    linear = frame.rotation @ velocity[:3] + np.cross(frame.origin, angular)
+    return np.concatenate([root_position, root_quaternion]), np.concatenate([linear, angular])
+
+
+def base_state_from_odometry(msg, root_link: str, frames: Mapping[str, RigidFrame] = None) -> BaseState:
     """The base state a nav_msgs/Odometry gives; raises BaseStateRejected
-    ("child_frame", "non_finite", "quaternion") saying what is wrong."""
+    ("child_frame", "non_finite", "quaternion") saying what is wrong.
+
+    ``frames`` (``rigid_frames``): the links fixed to the root link, whose
+    odometry is transformed to the root link.
+    """
     child = msg.child_frame_id
+    frame = None
     if child != root_link:
-        why = "is empty" if not child else f"is {child!r}"
-        raise BaseStateRejected(
-            "child_frame", f"odometry child_frame_id {why}: it must name the root link "
-            f"{root_link!r}, whose pose and twist (in its own frame) are the base state")
+        frame = (frames or {}).get(child)
+        if frame is None:
+            why = "is empty" if not child else f"is {child!r}"
+            raise BaseStateRejected(
+                "child_frame", f"odometry child_frame_id {why}: it must name the root link "
+                f"{root_link!r}, whose pose and twist (in its own frame) are the base state, "
+                "or a link fixed to it")
     pose, twist = msg.pose.pose, msg.twist.twist
     p, o, v, w = pose.position, pose.orientation, twist.linear, twist.angular
     position = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
@@ -85,6 +161,8 @@ def base_state_from_odometry(msg, root_link: str) -> BaseState:
         raise BaseStateRejected(
             "quaternion", f"odometry orientation has norm {norm:.6g}, not a unit quaternion "
             f"(tolerance {QUATERNION_TOLERANCE:g})")
+    if frame is not None:
+        position, velocity = _to_root_link(frame, position, velocity)
     return BaseState(stamp_ns(msg.header.stamp), position, velocity)
 
 
@@ -122,12 +200,13 @@ class BaseStatePairing:
             self._root_link = root_link
             self._stamps, self._states = [], []
 
-    def add(self, msg, root_link: str) -> BaseState:
-        """Check and keep an odometry message; raises BaseStateRejected (counted)."""
+    def add(self, msg, root_link: str, frames: Mapping[str, RigidFrame] = None) -> BaseState:
+        """Check and keep an odometry message (``frames``: as ``base_state_from_odometry``
+        takes them); raises BaseStateRejected (counted)."""
         self.received += 1
         self._for(root_link)
         try:
-            state = base_state_from_odometry(msg, root_link)
+            state = base_state_from_odometry(msg, root_link, frames)
         except BaseStateRejected as error:
             self.refused[error.kind] += 1
             raise

@@ -17,6 +17,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.base_state import rigid_frames
 from robot_dynamics_ros.dynamics.model import replace_payload
 from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
 from robot_dynamics_ros.dynamics.urdf import read_urdf_file
@@ -135,6 +136,16 @@ class ServedModel:
     def root_link(self) -> str:
         """The link whose pose and twist the base coordinates are."""
         return self.model.base_link
+
+    @cached_property
+    def rigid_frames(self) -> dict:
+        """The links fixed to the root link, whose odometry transforms to it
+        exactly (``base_state.rigid_frames``)."""
+        body, root_pose = self.model.link_frames[self.root_link]
+        to_root = np.linalg.inv(root_pose)
+        return rigid_frames(self.root_link, {
+            name: to_root @ pose for name, (other, pose) in self.model.link_frames.items()
+            if other == body})
 
     def neutral_configuration(self) -> np.ndarray:
         """A valid q: zero joints, and for a floating base the identity orientation."""

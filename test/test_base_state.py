@@ -16,6 +16,9 @@ from robot_dynamics_ros.base_state import (
     BaseStateRejected,
     base_state_from_odometry,
     full_state,
+    matrix_quaternion,
+    quaternion_matrix,
+    rigid_frames,
 )
 
 ROOT = "base_link"
@@ -156,3 +159,49 @@ def test_buffer_is_bounded_and_keeps_the_newest():
 def test_bad_timeout_is_refused(timeout):
     with pytest.raises(ValueError, match="base_state_timeout"):
         BaseStatePairing(timeout)
+
+
+def test_odometry_of_a_link_fixed_to_the_root_link_is_transformed_exactly():
+    """The odometry an IMU fixed to the root link would report (made here
+    with scipy's rotations and the rigid-body velocity rule) gives back the
+    root link's pose and twist."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        # The IMU's pose in the root link's frame, and the root link's state.
+        offset, origin = Rotation.random(random_state=rng), rng.uniform(-0.3, 0.3, 3)
+        root, root_position = Rotation.random(random_state=rng), rng.uniform(-2, 2, 3)
+        linear, angular = rng.uniform(-1, 1, 3), rng.uniform(-2, 2, 3)
+        imu = root * offset
+        imu_position = root_position + root.apply(origin)
+        # Velocity of the IMU's origin: the root's plus w x (its arm), both in root axes.
+        imu_linear = offset.inv().apply(linear + np.cross(angular, origin))
+        imu_angular = offset.inv().apply(angular)
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = offset.as_matrix(), origin
+        frames = rigid_frames(ROOT, {ROOT: np.eye(4), "imu_link": pose})
+        assert set(frames) == {"imu_link"}
+        state = base_state_from_odometry(odometry(
+            position=imu_position, quaternion=imu.as_quat(), linear=imu_linear, angular=imu_angular,
+            child="imu_link"), ROOT, frames)
+        np.testing.assert_allclose(state.position[:3], root_position, atol=1e-12)
+        assert abs(np.linalg.norm(state.position[3:]) - 1) < 1e-12
+        np.testing.assert_allclose(Rotation.from_quat(state.position[3:]).as_matrix(),
+                                   root.as_matrix(), atol=1e-12)
+        np.testing.assert_allclose(state.velocity, np.concatenate([linear, angular]), atol=1e-12)
+    # A link the frames do not list (beyond a moving joint) is still refused.
+    with pytest.raises(BaseStateRejected, match="or a link fixed to it"):
+        base_state_from_odometry(odometry(child="FL_FOOT"), ROOT, frames)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rotation_matrix_to_quaternion(seed):
+    from scipy.spatial.transform import Rotation
+
+    rotation = Rotation.random(random_state=seed)
+    # Also the rotations by pi, where the trace is -1 and w is 0.
+    for r in (rotation, Rotation.from_rotvec(np.pi * rotation.apply([1.0, 0.0, 0.0]))):
+        q = matrix_quaternion(r.as_matrix())
+        np.testing.assert_allclose(Rotation.from_quat(q).as_matrix(), r.as_matrix(), atol=1e-14)
+        np.testing.assert_allclose(quaternion_matrix(q), r.as_matrix(), atol=1e-14)
