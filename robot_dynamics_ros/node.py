@@ -324,6 +324,7 @@ class DynamicsNode(Node):
         recent = np.roll(self._latency_ns, -(count % LATENCY_WINDOW))[LATENCY_WINDOW - window:]
         dropped = sum(self._dropped.values())
         odometry = self._base_states.counts() if self._base_states else {}
+        odometry_refused = sum(self._base_states.refused.values()) if self._base_states else 0
         values = {
             "model": live.served.model.name if live else "",
             "dof": str(live.served.model.nv) if live else "0",
@@ -345,7 +346,7 @@ class DynamicsNode(Node):
             "compute_p99_us": f"{np.percentile(recent, 99) / 1e3:.1f}" if window else "",
             "last_error": self._last_error,
         }
-        problems = dropped + sum(refused.values()) + int(odometry.get("odometry_refused", 0))
+        problems = dropped + sum(refused.values()) + odometry_refused
         new_problems = problems - self._problems_reported
         self._problems_reported = problems
         if live is None:
