@@ -21,7 +21,9 @@ import numpy as np
 
 SOLO12_FILE = "solo_description/robots/solo12.urdf"
 ROOT_LINK = "base_link"
-FREQUENCY = 1.0  # Hz, of the trot and of the sway
+# Hz, of the trot and of the sway; not a whole number, or the monitor, which
+# prints once a second, would show the same phase every time.
+FREQUENCY = 0.7
 # Standing pose (example-robot-data's "straight_standing"): front knees back, hind knees forward.
 STANDING = {"HAA": (0.0, 0.0), "HFE": (0.8, -0.8), "KFE": (-1.6, 1.6)}  # (front, hind)
 SWING = {"HAA": 0.1, "HFE": 0.3, "KFE": 0.4}  # rad
