@@ -207,20 +207,23 @@ def has_unsupported_joints(urdf: str) -> list[str]:
 # Pinocchio oracle
 
 
-def load_pinocchio(urdf: str):
-    """The fixed-base Pinocchio model of a URDF (text or path), or None.
+def load_pinocchio(urdf: str, free_flyer: bool = False):
+    """The Pinocchio model of a URDF (text or path), or None.
 
-    None when Pinocchio is missing or cannot parse the file (for instance
-    example-robot-data's ``ur3.urdf`` has no robot name, which urdfdom
-    rejects). Mimic joints stay independent joints (Pinocchio's default,
-    our ``mimic="independent"``).
+    Fixed-base, or with ``free_flyer`` a ``JointModelFreeFlyer`` between
+    the world and the root link (a URDF's own ``floating`` joint becomes
+    one anyway). None when Pinocchio is missing or cannot parse the file
+    (for instance example-robot-data's ``ur3.urdf`` has no robot name,
+    which urdfdom rejects). Mimic joints stay independent joints
+    (Pinocchio's default, our ``mimic="independent"``).
     """
     if pin is None:
         return None
+    root = (pin.JointModelFreeFlyer(),) if free_flyer else ()
     try:
         if urdf.lstrip().startswith("<"):
-            return pin.buildModelFromXML(urdf)
-        return pin.buildModelFromUrdf(urdf)
+            return pin.buildModelFromXML(urdf, *root)
+        return pin.buildModelFromUrdf(urdf, *root)
     except (RuntimeError, ValueError):
         return None
 
@@ -238,14 +241,20 @@ class PinocchioOracle:
     joint names (Pinocchio's ``idx_q``/``idx_v`` per joint), so no test
     assumes both libraries number joints alike. Only 1-DoF joints are mapped:
     a Pinocchio model with any other joint, or whose joint names differ from
-    ``joint_names``, raises AssertionError saying which.
+    ``joint_names``, raises AssertionError saying which. A model whose first
+    joint is a free-flyer (``load_pinocchio(..., free_flyer=True)``) takes
+    and gives the base's 7 configuration numbers and 6 speeds first, as
+    they are: the same conventions as ours (docs/floating_base.md).
     """
 
     def __init__(self, pin_model, joint_names):
         self.model = pin_model
         self.data = pin_model.createData()
         self.joint_names = tuple(joint_names)
-        theirs = pinocchio_joint_names(pin_model)
+        floating = (pin_model.njoints > 1
+                    and pin_model.joints[1].shortname() == "JointModelFreeFlyer")
+        self.base_q, self.base_v = (7, 6) if floating else (0, 0)
+        theirs = pinocchio_joint_names(pin_model)[1 if floating else 0:]
         missing = sorted(set(self.joint_names) - set(theirs))
         extra = sorted(set(theirs) - set(self.joint_names))
         assert not missing and not extra, (
@@ -262,7 +271,9 @@ class PinocchioOracle:
         self.idx_q = np.array(idx_q, dtype=int)
         self.idx_v = np.array(idx_v, dtype=int)
         self.unbounded = np.array(unbounded, dtype=bool)
-        self.nv = len(self.joint_names)
+        # Pinocchio's velocity index of each of our v's entries
+        self.order_v = np.concatenate((np.arange(self.base_v), self.idx_v)).astype(int)
+        self.nv = len(self.order_v)
 
     @property
     def gravity(self) -> np.ndarray:
@@ -273,27 +284,28 @@ class PinocchioOracle:
         """Pinocchio's configuration vector for our ``q`` (n,)."""
         q = np.asarray(q, dtype=float)
         out = np.zeros(self.model.nq)
-        for k in range(self.nv):
-            i = self.idx_q[k]
+        out[:self.base_q] = q[:self.base_q]
+        for k, i in enumerate(self.idx_q):
+            value = q[self.base_q + k]
             if self.unbounded[k]:
-                out[i], out[i + 1] = math.cos(q[k]), math.sin(q[k])
+                out[i], out[i + 1] = math.cos(value), math.sin(value)
             else:
-                out[i] = q[k]
+                out[i] = value
         return out
 
     def v(self, v) -> np.ndarray:
         """Pinocchio's velocity-space vector (qd, qdd) for ours."""
         out = np.zeros(self.model.nv)
-        out[self.idx_v] = np.asarray(v, dtype=float)
+        out[self.order_v] = np.asarray(v, dtype=float)
         return out
 
     def ours_vec(self, x) -> np.ndarray:
         """A Pinocchio velocity-space vector (tau, g) in our order."""
-        return np.asarray(x)[self.idx_v]
+        return np.asarray(x)[self.order_v]
 
     def ours_mat(self, m) -> np.ndarray:
         """A Pinocchio nv x nv matrix in our order."""
-        return np.asarray(m)[np.ix_(self.idx_v, self.idx_v)]
+        return np.asarray(m)[np.ix_(self.order_v, self.order_v)]
 
     def mass_matrix(self, q) -> np.ndarray:
         """M(q) from ``pin.crba``, symmetrised from its upper triangle."""

@@ -19,7 +19,7 @@ from .crba import mass_matrix
 from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
 from .model import PRISMATIC
 from .finite import all_finite
-from .state import joint_array, raise_failure
+from .state import at_identity_base, configuration_array, joint_array, raise_failure
 
 # What the node publishes on ~/coriolis_bounds, in order (DESIGN.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
@@ -166,7 +166,7 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
 
 def config_coriolis_constant(model, q):
     """k_c(q) for q (n,) or (N, n): the configuration Coriolis constant."""
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     batch = q if q.ndim == 2 else q[None]
     values = np.empty(len(batch))
     run(_config_constants, model, (christoffel_symbols(model, batch),), (values,))
@@ -182,7 +182,7 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     eigenproblems of n x n matrices, O(n^4) in all; ``kc_global`` is
     computed once per model (and payload) and cached.
     """
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     single = q.ndim == 1
     batch_q = q[None] if single else q
@@ -225,7 +225,9 @@ def global_coriolis_constant(model) -> float:
     of the true supremum: it is not guaranteed. Its tightness is measured by
     the tests, which draw 100,000 independent random (q, x, y) per robot
     (with and without payloads) and check ``||C(q, x) y|| <= K_c ||x||
-    ||y||`` (and print the ratio reached). A prismatic joint without limits
+    ||y||`` (and print the ratio reached). For a floating base only the
+    joints are searched, the base at the identity pose: Gamma does not
+    depend on the base's pose (docs/floating_base.md). A prismatic joint without limits
     makes k_c grow without bound: the result is ``inf``. Deterministic
     (fixed seed), so the same model always gets the same value.
     """
@@ -253,12 +255,12 @@ def _search_global_constant(model, starts):
     lower = np.where(unlimited, -np.pi, lower)
     upper = np.where(unlimited, np.pi, upper)
     if starts is None:
-        samples = np.random.default_rng(_SEED).uniform(lower, upper, size=(_SAMPLES, model.nv))
+        samples = np.random.default_rng(_SEED).uniform(lower, upper, size=(_SAMPLES, len(lower)))
         first_step = 0.25
     else:
         samples = np.clip(starts, lower, upper)
         first_step = _WARM_STEP
-    values = config_coriolis_constant(model, samples)
+    values = config_coriolis_constant(model, at_identity_base(model, samples))
     best = np.argsort(values)[-_STARTS:]
     ends, peaks = _compass_ascent(model, samples[best], values[best], lower, upper, first_step)
     return float(ends.max()), peaks
@@ -278,11 +280,12 @@ def _compass_ascent(model, starts, values, lower, upper, first_step):
     q = np.array(starts, dtype=float)
     value = np.array(values, dtype=float)
     step = np.tile(first_step * (upper - lower), (len(q), 1))
-    moves = np.concatenate([np.eye(model.nv), -np.eye(model.nv)])
+    moves = np.concatenate([np.eye(len(lower)), -np.eye(len(lower))])
     climbing = np.arange(len(q))
     while len(climbing):
         candidates = np.clip(q[climbing, None] + moves * step[climbing, None], lower, upper)
-        tried = config_coriolis_constant(model, candidates.reshape(-1, model.nv))
+        tried = config_coriolis_constant(
+            model, at_identity_base(model, candidates.reshape(-1, len(lower))))
         tried = tried.reshape(len(climbing), len(moves))
         pick = np.argmax(tried, axis=1)
         better = tried[np.arange(len(climbing)), pick] > value[climbing]

@@ -6,12 +6,12 @@ from .calls import run, single
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics
-from .model import REVOLUTE
+from .kinematics import composite_inertias, forward_kinematics, valid_configuration
+from .model import BASE_BODIES, REVOLUTE
 from .samples import sample, sample_count
-from .spatial import cross_force, dot6, inertia_matrix, mat6_vec
-from .state import (into, is_sample, joint_array, kernel_out, raise_failure, tensor_result,
-                    to_all_joints)
+from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
+from .state import (configuration_array, into, is_sample, kernel_out, raise_failure,
+                    tensor_result, to_all_joints)
 
 METHODS = ("tree", "safeea")
 
@@ -30,7 +30,8 @@ def christoffel_tree(model, data, G):
     its last two indices swapped as well (their eqs. (36)-(40)). Symbols of
     joints that are not all on one root-to-leaf path are zero. World
     coordinates need no transforms along the paths. Cost: O(n d^2) for a
-    tree of depth d (O(n^3) for a serial chain).
+    tree of depth d (O(n^3) for a serial chain). A floating base then gets
+    ``free_flyer_symbols``.
     """
     parent, S = model.parent, data.S
     B, I6, F, f1, f2, f3 = data.B, data.I6, data.h, data.f1, data.f2, data.f3
@@ -59,6 +60,36 @@ def christoffel_tree(model, data, G):
                 G[k, j, i] = g
                 i = parent[i]
             j = parent[j]
+    if model.floating:
+        free_flyer_symbols(model, data, G)
+
+
+@njit(cache=True, nogil=True)
+def free_flyer_symbols(model, data, G):
+    """Adds to the tree's symbols what a floating base's generalized speeds
+    change: ``Gamma[r, i, k] += (Ic_r S_r) . (S_k x S_i)`` for base columns
+    i < k and every body r.
+
+    ``christoffel_tree`` sees the base's six bodies as a chain, in which
+    column i turns with the speeds of columns k <= i only; fixed in the root
+    link, each turns with all six (``kinematics.body_velocities``), so
+    Algorithm 1's ``C[r, i]``, whose term in Sdot_i is ``(Ic S_r) . Sdot_i``
+    (Ic the composite of the deeper of r and i, which is Ic_r as the base
+    bodies are massless), gains ``(Ic_r S_r) . (S_k x S_i) v_k`` for k > i.
+    With these the symbols are Pinocchio's ``computeCoriolisMatrix(q, e_k)``
+    (paper 003, Remark 5: generalized speeds; MATH.md "Floating base"); they
+    are no longer symmetric in j and k. Needs the composites ``data.Ic``.
+    Cost: O(n).
+    """
+    S, F, t = data.S, data.f, data.t  # F_r = Ic_r S_r, rnea's forces as scratch
+    nb = model.parent.shape[0]
+    for r in range(nb):
+        inertia_times(data.Ic[r], S[r], F[r])
+    for i in range(BASE_BODIES - 1):
+        for k in range(i + 1, BASE_BODIES):
+            cross_motion(S[k], S[i], t)
+            for r in range(nb):
+                G[r, i, k] += dot6(F[r], t)
 
 
 @njit(cache=True, nogil=True)
@@ -132,7 +163,7 @@ def _christoffel(data, safeea, Q, out):
     model = data.model
     for s in range(sample_count(Q)):
         q, G = sample(Q, s, Q), sample(out, s, Q)
-        if not all_finite(q):
+        if not valid_configuration(model, q):
             return s
         forward_kinematics(model, data, q)
         if safeea:
@@ -179,6 +210,10 @@ def _world_l_matrix(params, rot, out):
 
 def _check_serial_revolute(model):
     """Raise DynamicsError unless the model is a serial chain of revolute joints."""
+    if model.floating:
+        raise DynamicsError(
+            f"christoffel_symbols(method='safeea') is for fixed-base serial chains of "
+            f"revolute joints; model '{model.name}' has a floating base: use method='tree'")
     names = model.body_joint_names
     for i in range(model.nb):
         if model.joint_type[i] != REVOLUTE:
@@ -222,13 +257,13 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
     if method == "safeea":
         _check_serial_revolute(model)
     if out is None and is_sample(model, q):
-        n = q.shape[0]
+        n = model.nv
         G = np.empty((n, n, n))
         if single(_christoffel, model, (method == "safeea", q, G)) < 0:
             return G
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)
-    result = kernel_out(model, out, qa.shape + (model.nb,) * 2)
+    result = kernel_out(model, out, qa.shape[:-1] + (model.nb,) * 3)
     failed = run(_christoffel, model, (qa,), (result,), settings=(method == "safeea",))
     if failed >= 0:
         raise_failure(model, failed, (("q", q),), "Gamma(q)")

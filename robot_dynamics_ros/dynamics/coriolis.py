@@ -4,11 +4,11 @@ from numba import njit
 
 from .calls import bind, run
 from .finite import all_finite
-from .kinematics import body_velocities, composite_inertias, forward_kinematics
+from .kinematics import body_velocities, composite_inertias, forward_kinematics, valid_configuration
 from .samples import sample, sample_count
 from .spatial import add_into, cross_force, dot6, inertia_matrix, inertia_times, mat6_vec
-from .state import (into, is_sample, joint_array, kernel_out, matrix_result, raise_failure,
-                    to_all_joints)
+from .state import (configuration_array, into, is_sample, joint_array, kernel_out, matrix_result,
+                    raise_failure, to_all_joints)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -113,7 +113,7 @@ def _coriolis_matrix(data, Q, QD, out):
     model = data.model
     for s in range(sample_count(Q)):
         q, qd, C = sample(Q, s, Q), sample(QD, s, Q), sample(out, s, Q)
-        if not (all_finite(q) and all_finite(qd)):
+        if not (valid_configuration(model, q) and all_finite(qd)):
             return s
         forward_kinematics(model, data, q)
         composite_inertias(model, data)
@@ -142,11 +142,11 @@ def coriolis_matrix(model, q, qd, *, out=None):
         call = model._local.bound.get(_coriolis_matrix) or bind(_coriolis_matrix, model, (q, qd, C))
         if call(q, qd, C) < 0:
             return C
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
-    result = kernel_out(model, out, qa.shape + (model.nb,))
+    result = kernel_out(model, out, qa.shape[:-1] + (model.nb,) * 2)
     failed = run(_coriolis_matrix, model, (qa, qda), (result,))
     if failed >= 0:
         raise_failure(model, failed, (("q", q), ("qd", qd)), "C(q, qd)")

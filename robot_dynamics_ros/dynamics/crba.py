@@ -4,10 +4,10 @@ from numba import njit
 
 from .calls import bind, run
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics
+from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .samples import sample, sample_count
 from .spatial import dot6, inertia_times
-from .state import (F64, into, joint_array, kernel_out, matrix_result, raise_failure,
+from .state import (F64, configuration_array, into, kernel_out, matrix_result, raise_failure,
                     to_all_joints)
 
 
@@ -45,7 +45,7 @@ def _mass_matrix(data, Q, out):
     model = data.model
     for s in range(sample_count(Q)):
         q, M = sample(Q, s, Q), sample(out, s, Q)
-        if not all_finite(q):
+        if not valid_configuration(model, q):
             return s
         forward_kinematics(model, data, q)
         composite_inertias(model, data)
@@ -64,13 +64,13 @@ def mass_matrix(model, q, *, out=None):
     models, ``M_r = J^T M J``.
     """
     # The hot path, written out: here a function call costs a tenth of the call.
-    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.sample_shape:
+    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape:
         M = np.empty(model.matrix_shape)
         if (model._local.bound.get(_mass_matrix) or bind(_mass_matrix, model, (q, M)))(q, M) < 0:
             return M
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)
-    result = kernel_out(model, out, qa.shape + (model.nb,))
+    result = kernel_out(model, out, qa.shape[:-1] + (model.nb,) * 2)
     failed = run(_mass_matrix, model, (qa,), (result,))
     if failed >= 0:
         raise_failure(model, failed, (("q", q),), "M(q)")

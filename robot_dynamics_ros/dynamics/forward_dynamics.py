@@ -24,12 +24,13 @@ from .calls import run, single
 from .crba import _mass_matrix
 from .errors import DynamicsError
 from .finite import all_finite
-from .kinematics import body_velocities, composite_inertias, forward_kinematics
+from .kinematics import (body_velocities, composite_inertias, forward_kinematics,
+                         valid_configuration)
 from .rnea import _inverse_dynamics
 from .samples import sample, sample_count
 from .spatial import cross_force, dot6, inertia_matrix, inertia_times, mat6_vec
-from .state import (is_sample, joint_array, matrix_result, raise_bad_input, raise_failure, to_all_joints,
-                    vector_result)
+from .state import (configuration_array, is_sample, joint_array, matrix_result, raise_bad_input,
+                    raise_failure, to_all_joints, vector_result)
 
 METHODS = ("recursive", "cholesky")
 
@@ -55,14 +56,14 @@ def forward_dynamics(model, q, qd, tau, method=None):
     if method is None:
         method = "cholesky" if model.reduced else "recursive"
     if method == "recursive" and is_sample(model, q, qd, tau):
-        status, qdd = np.empty(1, dtype=np.int64), np.empty(q.shape)
+        status, qdd = np.empty(1, dtype=np.int64), np.empty(qd.shape)
         if single(_articulated_body, model, (q, qd, tau, status, qdd)) < 0:
             return qdd
     if method not in METHODS:
         raise DynamicsError(f"forward dynamics method must be one of {METHODS}, "
                             f"got {method!r}")
     dtype = np.float32 if _all_float32(q, qd, tau) else np.float64
-    q = joint_array(model, q, "q", dtype=dtype)
+    q = configuration_array(model, q, dtype=dtype)
     qd = joint_array(model, qd, "qd", like=q, dtype=dtype)
     tau = joint_array(model, tau, "tau", like=q, dtype=dtype)
     inputs = (("q", q), ("qd", qd), ("tau", tau))
@@ -74,12 +75,12 @@ def forward_dynamics(model, q, qd, tau, method=None):
                 f"model '{model.name}' has mimic joints reduced out of q: use "
                 "method='cholesky' for its forward dynamics")
         status = np.empty(len(q) if q.ndim == 2 else 1, dtype=np.int64)
-        out = np.empty(q.shape, dtype=dtype)
+        out = np.empty(qd.shape, dtype=dtype)
         failed = run(_articulated_body, model, (q, qd, tau), (status, out))
         names = model.body_joint_names
     else:
         out, status, failed = _mass_matrix_solve(model, inputs, dtype)
-        names = model.joint_names
+        names = model.velocity_names
     if failed >= 0:
         if status[failed] < 0:
             raise_failure(model, failed, inputs, "forward dynamics")
@@ -106,8 +107,8 @@ def _mass_matrix_solve(model, inputs, dtype):
     # the mimic map is float64: its products come back in the kernel dtype
     qa = np.ascontiguousarray(to_all_joints(model, q, True), dtype=dtype)
     qda = np.ascontiguousarray(to_all_joints(model, qd, False), dtype=dtype)
-    mass = np.empty(qa.shape + (model.nb,), dtype=dtype)
-    bias = np.empty(qa.shape, dtype=dtype)
+    mass = np.empty(qda.shape + (model.nb,), dtype=dtype)
+    bias = np.empty(qda.shape, dtype=dtype)
     status = np.full(len(q) if q.ndim == 2 else 1, -1, dtype=np.int64)
     failed = run(_mass_matrix, model, (qa,), (mass,))
     if failed < 0:
@@ -117,7 +118,7 @@ def _mass_matrix_solve(model, inputs, dtype):
     n = model.nv
     mass = matrix_result(model, mass).astype(dtype, copy=False).reshape(-1, n, n)
     bias = vector_result(model, bias).astype(dtype, copy=False)
-    out = np.empty(q.shape, dtype=dtype)
+    out = np.empty(qd.shape, dtype=dtype)
     _cholesky_solve(np.ascontiguousarray(mass), (tau - bias).reshape(-1, n), status,
                     out.reshape(-1, n))
     failed = np.flatnonzero(status >= 0)
@@ -228,7 +229,7 @@ def _articulated_body(data, Q, QD, TAU, status, out):
     for s in range(sample_count(Q)):
         q, qd, tau = sample(Q, s, Q), sample(QD, s, Q), sample(TAU, s, Q)
         status[s] = -1
-        if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
+        if not (valid_configuration(model, q) and all_finite(qd) and all_finite(tau)):
             return s
         forward_kinematics(model, data, q)
         composite_inertias(model, data)

@@ -9,7 +9,8 @@ origin. Every recursion in this package starts from these arrays, which
 import numpy as np
 from numba import njit
 
-from .model import PRISMATIC
+from .finite import all_finite
+from .model import BASE_BODIES, PRISMATIC, QUATERNION_TOLERANCE
 from .spatial import add_inertia, cross_motion
 
 
@@ -35,19 +36,26 @@ def body_poses(model, data, q):
     turning it by q is a plane rotation of two columns (12 multiplications
     rather than a Rodrigues matrix and a 3 x 3 product), its world axis is
     its third column, and it is exact for any q: the rounding of a deep
-    chain stays additive.
+    chain stays additive. A floating base's six bodies are placed by q's
+    first 7 numbers (``free_flyer_poses``), and body i >= 6 turns by
+    q[i + 1].
     """
     parent, joint_type = model.parent, model.joint_type
     placement_rot, placement_pos = model.placement_rotation, model.placement_translation
     rot, pos, S = data.rot, data.pos, data.S
-    for i in range(parent.shape[0]):
+    first = shift = 0
+    if model.floating:
+        free_flyer_poses(model, data, q)
+        first, shift = BASE_BODIES, 1
+    for i in range(first, parent.shape[0]):
         p = parent[i]
+        qi = q[i + shift]
         if joint_type[i] == PRISMATIC:
-            s = q[i] - q[i]  # not 0.0 and 1.0: keeps float32 models in float32
+            s = qi - qi  # not 0.0 and 1.0: keeps float32 models in float32
             c = np.cos(s)
         else:
-            c = np.cos(q[i])
-            s = np.sin(q[i])
+            c = np.cos(qi)
+            s = np.sin(qi)
         for r in range(3):
             if p < 0:  # placed in the root frame, which is the world frame
                 x0, x1, x2 = placement_rot[i, r, 0], placement_rot[i, r, 1], placement_rot[i, r, 2]
@@ -64,9 +72,9 @@ def body_poses(model, data, q):
             rot[i, r, 2] = x2
         z0, z1, z2 = rot[i, 0, 2], rot[i, 1, 2], rot[i, 2, 2]
         if joint_type[i] == PRISMATIC:
-            pos[i, 0] += z0 * q[i]
-            pos[i, 1] += z1 * q[i]
-            pos[i, 2] += z2 * q[i]
+            pos[i, 0] += z0 * qi
+            pos[i, 1] += z1 * qi
+            pos[i, 2] += z2 * qi
             S[i, 0] = s
             S[i, 1] = s
             S[i, 2] = s
@@ -83,11 +91,72 @@ def body_poses(model, data, q):
 
 
 @njit(cache=True, nogil=True)
+def free_flyer_poses(model, data, q):
+    """World pose and motion subspace of a floating base's six bodies.
+
+    The root link's pose is the free-flyer's placement P (body 0's) times
+    q's pose: rotation ``R = P_R R(quat)``, position ``p = P_p + P_R
+    q[0:3]``, with the quaternion (x, y, z, w) = q[3:7] divided by its norm
+    (``valid_configuration`` has refused one far from unit length). All six
+    bodies sit there; their columns are the root link's unit twists in the
+    world frame, ``S_k = [0; R e_k]`` (linear speeds, k < 3) and
+    ``[R e_k; p x R e_k]`` (angular), so ``sum_k S_k v_k`` is the root
+    link's twist for Pinocchio's free-flyer v (Featherstone, "Rigid Body
+    Dynamics Algorithms" (2008), Chapter 9, floating bases). O(1).
+    """
+    rot, pos, S = data.rot, data.pos, data.S
+    placement_rot, placement_pos = model.placement_rotation[0], model.placement_translation[0]
+    norm = np.sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6])
+    x, y, z, w = q[3] / norm, q[4] / norm, q[5] / norm, q[6] / norm
+    base = data.B  # scratch: R(quat), then R
+    base[0, 0], base[0, 1], base[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+    base[1, 0], base[1, 1], base[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+    base[2, 0], base[2, 1], base[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    for r in range(3):
+        a0, a1, a2 = placement_rot[r, 0], placement_rot[r, 1], placement_rot[r, 2]
+        for c in range(3):
+            rot[0, r, c] = a0 * base[0, c] + a1 * base[1, c] + a2 * base[2, c]
+        pos[0, r] = placement_pos[r] + a0 * q[0] + a1 * q[1] + a2 * q[2]
+    for k in range(BASE_BODIES):
+        for r in range(3):
+            pos[k, r] = pos[0, r]
+            for c in range(3):
+                rot[k, r, c] = rot[0, r, c]
+    for k in range(3):
+        z0, z1, z2 = rot[0, 0, k], rot[0, 1, k], rot[0, 2, k]
+        S[k, 0] = S[k, 1] = S[k, 2] = z0 - z0  # a zero of the model's precision
+        S[k, 3], S[k, 4], S[k, 5] = z0, z1, z2
+        S[k + 3, 0], S[k + 3, 1], S[k + 3, 2] = z0, z1, z2
+        S[k + 3, 3] = pos[0, 1] * z2 - pos[0, 2] * z1
+        S[k + 3, 4] = pos[0, 2] * z0 - pos[0, 0] * z2
+        S[k + 3, 5] = pos[0, 0] * z1 - pos[0, 1] * z0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def valid_configuration(model, q):
+    """q finite and, for a floating base, its quaternion q[3:7] within
+    ``QUATERNION_TOLERANCE`` of unit length (``state.raise_bad_input`` says
+    which). The kernels' check of q before a sample."""
+    if not all_finite(q):
+        return False
+    if model.floating:
+        norm = np.sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6])
+        return abs(norm - 1) <= QUATERNION_TOLERANCE
+    return True
+
+
+@njit(cache=True, nogil=True)
 def body_velocities(model, data, qd):
     """``data.v``: body velocities ``v_i = v_p + S_i qd_i``, and ``data.Sd``:
     the rates of the joint axes ``Sdot_i = v_i x S_i`` (S_i is fixed in body
     i), parents first: O(n). The velocity pass of Newton-Euler, of the
-    Coriolis matrix and of the articulated bodies. Needs ``body_poses``."""
+    Coriolis matrix and of the articulated bodies. Needs ``body_poses``.
+
+    A floating base's six columns are all fixed in the root link (body 5),
+    so each turns with its whole twist: ``Sdot_k = v_5 x S_k`` for k < 6,
+    and ``sum_k Sdot_k v_k = v_5 x v_5 = 0``: the root link accelerates at
+    ``S qdd`` with no velocity product, as Pinocchio's free-flyer (paper
+    003, Remark 5: Algorithm 1 with the base's generalized speeds)."""
     parent, S, v, Sd = model.parent, data.S, data.v, data.Sd
     for i in range(parent.shape[0]):
         p = parent[i]
@@ -99,6 +168,9 @@ def body_velocities(model, data, qd):
             for k in range(6):
                 v[i, k] = S[i, k] * qd[i]
         cross_motion(v[i], S[i], Sd[i])
+    if model.floating:
+        for k in range(BASE_BODIES - 1):
+            cross_motion(v[BASE_BODIES - 1], S[k], Sd[k])
 
 
 @njit(cache=True, nogil=True)

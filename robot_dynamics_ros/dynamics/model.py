@@ -22,6 +22,19 @@ from .records import model_record, new_data
 REVOLUTE = 0
 PRISMATIC = 1
 
+# A floating base (``base="floating"``) is six massless bodies at the head of
+# the tree, three prismatic then three revolute joints along the root link's
+# axes, whose speeds are the root link's twist in its own frame (Pinocchio's
+# free-flyer v, linear first); the root link is the sixth body. Its
+# configuration is the root link's pose, 7 numbers of q.
+BASE_BODIES = 6
+BASE_VELOCITY_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+BASE_CONFIGURATION_NAMES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz",
+                            "base_qw")
+# A base quaternion is normalized on input; one further than this from unit
+# length is refused (StateError) rather than silently rescaled.
+QUATERNION_TOLERANCE = 1e-3
+
 
 def replace_payload(payloads, link, mass, payload):
     """``payloads`` (link -> payload) after a request for ``link``: the one
@@ -51,11 +64,15 @@ def check_gravity(gravity, error=DynamicsError):
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A fixed-base kinematic tree of 1-DoF joints.
+    """A kinematic tree of 1-DoF joints, fixed to the world or floating.
+
+    ``base``: ``"fixed"`` (the root link is the world) or ``"floating"``
+    (bodies 0-5 are the free-flyer, ``BASE_BODIES``; docs/floating_base.md).
+    ``base_link``: the link the base is (fixed) or the free-flyer moves.
 
     Arrays (nb = number of moving bodies = number of joints in ``q_full``):
 
-    - ``parent`` (nb,) int64: parent body, -1 for the fixed root.
+    - ``parent`` (nb,) int64: parent body, -1 for the world.
     - ``joint_type`` (nb,) int64: ``REVOLUTE`` or ``PRISMATIC``.
     - ``joint_placement`` (nb, 4, 4): pose of joint i's frame in its parent
       body's frame at q = 0 (fixed joints on the way already folded in).
@@ -63,11 +80,18 @@ class Model:
     - ``inertia`` (nb, 10): body inertia in its own frame as
       ``[m, cx, cy, cz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]``, rotational inertia
       about the CoM; links merged by fixed joints and payloads included.
-    - ``gravity`` (3,): gravity acceleration in the root frame.
+    - ``gravity`` (3,): gravity acceleration in the world frame (the
+      URDF's root frame).
     - ``lower``, ``upper`` (nb,): joint limits (+-inf where there are none).
     - ``coordinate_map`` (nb, nv), ``coordinate_offset`` (nb,):
       ``q_full = coordinate_map @ q + coordinate_offset`` (identity unless
-      mimic joints are reduced, MATH.md "Fixed coordinate changes").
+      mimic joints are reduced, MATH.md "Fixed coordinate changes"); for a
+      floating base, rows and columns 0-5 are the base speeds (an identity
+      block) and the 7 numbers of the base pose pass into q_full unchanged.
+    - ``joint_placement[0]`` of a floating base: the pose of the free-flyer's
+      frame in the world at q's identity pose (the origin of a URDF
+      ``floating`` joint; the identity otherwise); the root link's pose in
+      the world is that pose times q's pose, as in Pinocchio.
     """
 
     name: str
@@ -89,11 +113,14 @@ class Model:
     link_frames: dict
     # inertia of the URDF links alone, per body, before payloads
     link_inertia: np.ndarray
+    base: str = "fixed"
+    base_link: str = ""
     # link name -> (mass, com (3,), inertia (3,3)) of the payload on that link
     payloads: dict = field(default_factory=dict)
     _local: PerThread = field(default_factory=PerThread, repr=False)
     # True when mimic joints were removed from q (``mimic="reduce"``)
     reduced: bool = field(init=False, default=False)
+    q_shape: tuple = field(init=False, default=None, repr=False)
     sample_shape: tuple = field(init=False, default=None, repr=False)
     matrix_shape: tuple = field(init=False, default=None, repr=False)
     # values computed once per model, such as the compiled records; a new
@@ -117,14 +144,47 @@ class Model:
         # checked on every call, so computed once
         object.__setattr__(self, "reduced", self.nb != self.nv or not np.array_equal(
             self.coordinate_map, np.eye(self.nb)))
-        # the shapes of q and M that the kernels take as they are (the hot path)
+        # the shapes of q, of qd (and qdd, tau, g) and of M that the kernels
+        # take as they are (the hot path)
+        object.__setattr__(self, "q_shape", None if self.reduced else (self.nq,))
         object.__setattr__(self, "sample_shape", None if self.reduced else (self.nv,))
         object.__setattr__(self, "matrix_shape", None if self.reduced else (self.nv, self.nv))
 
     @property
+    def floating(self) -> bool:
+        """True for a floating base (``base == "floating"``)."""
+        return self.base == "floating"
+
+    @property
+    def base_bodies(self) -> int:
+        """Bodies of the floating base at the head of the tree: 6, or 0."""
+        return BASE_BODIES if self.floating else 0
+
+    @property
+    def velocity_names(self) -> tuple:
+        """Names of the entries of qd, qdd, tau, g and of M's rows: the six
+        base speeds (``BASE_VELOCITY_NAMES``) then ``joint_names`` for a
+        floating base, ``joint_names`` alone for a fixed one."""
+        return (BASE_VELOCITY_NAMES if self.floating else ()) + self.joint_names
+
+    @property
+    def configuration_names(self) -> tuple:
+        """Names of the entries of q: the base position and quaternion
+        (``BASE_CONFIGURATION_NAMES``) then ``joint_names`` for a floating
+        base, ``joint_names`` alone for a fixed one."""
+        return (BASE_CONFIGURATION_NAMES if self.floating else ()) + self.joint_names
+
+    @property
     def nv(self) -> int:
-        """Number of actuated joints: the length of q."""
-        return len(self.joint_names)
+        """Length of qd, qdd and tau: the actuated joints, plus 6 for a
+        floating base."""
+        return len(self.joint_names) + self.base_bodies
+
+    @property
+    def nq(self) -> int:
+        """Length of q: ``nv``, plus 1 for a floating base (a quaternion of
+        4 numbers for 3 angular speeds)."""
+        return self.nv + (1 if self.floating else 0)
 
     @property
     def nb(self) -> int:

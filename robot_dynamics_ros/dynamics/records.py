@@ -25,7 +25,7 @@ from numba.experimental import structref
 from .inertia import pack_inertia, unpack_inertia
 
 MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_translation",
-                "inertia", "gravity")
+                "inertia", "gravity", "floating")
 
 # One row per body unless noted. Kinematics: world pose (rot, pos), joint
 # motion subspace S, body inertia I and composite inertia Ic, both as the
@@ -87,11 +87,15 @@ def model_record(model, dtype):
     joint axis is their z axis (``axis_frame``): a joint then turns or
     slides its body about or along z, whatever its axis, and the kernels
     need no axis at all. Placements and inertias are re-expressed in these
-    frames here, once per model; ``Model`` keeps the URDF's frames.
+    frames here, once per model; ``Model`` keeps the URDF's frames. The six
+    bodies of a floating base keep the root link's axes (the kernels place
+    them by q's base pose, ``kinematics.body_poses``), with the free-flyer's
+    placement in the world as body 0's (``Model.joint_placement``).
     Copies: the kernels get contiguous arrays of their precision that no
-    caller can change.
+    caller can change; ``floating`` is a bool.
     """
-    frames = np.array([axis_frame(axis) for axis in model.joint_axis]).reshape(model.nb, 3, 3)
+    frames = np.array([np.eye(3) if i < model.base_bodies else axis_frame(axis)
+                       for i, axis in enumerate(model.joint_axis)]).reshape(model.nb, 3, 3)
     rotation = np.empty((model.nb, 3, 3))
     translation = np.empty((model.nb, 3))
     inertia = np.empty((model.nb, 10))
@@ -105,9 +109,10 @@ def model_record(model, dtype):
               "joint_type": np.array(model.joint_type, dtype=np.int64),
               "placement_rotation": rotation, "placement_translation": translation,
               "inertia": inertia, "gravity": model.gravity}
-    return _record(ModelRecord, {name: np.array(fields[name], dtype=fields[name].dtype
-                                                if name in ("parent", "joint_type") else dtype)
-                                 for name in MODEL_FIELDS})
+    arrays = {name: np.array(fields[name], dtype=fields[name].dtype
+                             if name in ("parent", "joint_type") else dtype)
+              for name in fields}
+    return _record(ModelRecord, {**arrays, "floating": bool(model.floating)})
 
 
 def axis_frame(axis):

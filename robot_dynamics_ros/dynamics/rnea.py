@@ -4,11 +4,12 @@ from numba import njit
 
 from .calls import bind, run
 from .finite import all_finite
-from .kinematics import body_poses, body_velocities, composite_mass_moments, forward_kinematics
+from .kinematics import (body_poses, body_velocities, composite_mass_moments, forward_kinematics,
+                         valid_configuration)
 from .samples import sample, sample_count
 from .spatial import cross_force, dot6, inertia_times
-from .state import (F64, into, is_sample, joint_array, kernel_out, raise_failure, to_all_joints,
-                    vector_result)
+from .state import (F64, configuration_array, into, is_sample, joint_array, kernel_out,
+                    raise_failure, to_all_joints, vector_result)
 
 
 @njit(cache=True, nogil=True)
@@ -65,7 +66,7 @@ def _inverse_dynamics(data, Q, QD, QDD, out):
     model = data.model
     for s in range(sample_count(Q)):
         q, qd, qdd = sample(Q, s, Q), sample(QD, s, Q), sample(QDD, s, Q)
-        if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
+        if not (valid_configuration(model, q) and all_finite(qd) and all_finite(qdd)):
             return s
         forward_kinematics(model, data, q)
         tau = sample(out, s, Q)
@@ -100,7 +101,7 @@ def _gravity_torques(data, Q, out):
     model = data.model
     for s in range(sample_count(Q)):
         q, g = sample(Q, s, Q), sample(out, s, Q)
-        if not all_finite(q):
+        if not valid_configuration(model, q):
             return s
         body_poses(model, data, q)
         composite_mass_moments(model, data)
@@ -121,11 +122,11 @@ def inverse_dynamics(model, q, qd, qdd, *, out=None):
         call = model._local.bound.get(_inverse_dynamics) or bind(_inverse_dynamics, model, (q, qd, qdd, tau))
         if call(q, qd, qdd, tau) < 0:
             return tau
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qdd = joint_array(model, qdd, "qdd", like=q)
     qa = to_all_joints(model, q, offset=True)
-    result = kernel_out(model, out, qa.shape)
+    result = kernel_out(model, out, qa.shape[:-1] + (model.nb,))
     qda, qdda = to_all_joints(model, qd, offset=False), to_all_joints(model, qdd, offset=False)
     failed = run(_inverse_dynamics, model, (qa, qda, qdda), (result,))
     if failed >= 0:
@@ -139,13 +140,13 @@ def gravity_torques(model, q, *, out=None):
     Body poses, composite masses and first moments, then ``gravity``: O(n).
     """
     # The hot path, written out: here a function call costs a tenth of the call.
-    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.sample_shape:
+    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape:
         g = np.empty(model.sample_shape)
         if (model._local.bound.get(_gravity_torques) or bind(_gravity_torques, model, (q, g)))(q, g) < 0:
             return g
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)
-    result = kernel_out(model, out, qa.shape)
+    result = kernel_out(model, out, qa.shape[:-1] + (model.nb,))
     failed = run(_gravity_torques, model, (qa,), (result,))
     if failed >= 0:
         raise_failure(model, failed, (("q", q),), "g(q)")

@@ -47,6 +47,7 @@ def simulate(model, q0, qd0, torque, t_end, *, method="recursive",
     ``scipy.integrate.solve_ivp``. Cost per step: a few forward-dynamics
     calls, O(n) each for the recursive method.
 
+    Fixed-base models only (``DynamicsError`` for a floating base).
     Raises ``StateError`` for bad q0, qd0 or torques (wrong shape, NaN) and
     ``DynamicsError`` when the forward dynamics fail (singular M) or the
     integrator gives up (for instance when the motion blows up).
@@ -55,6 +56,12 @@ def simulate(model, q0, qd0, torque, t_end, *, method="recursive",
     # and urdf-parser-py alone; only simulating needs scipy
     from scipy.integrate import solve_ivp
 
+    if model.floating:
+        # q's quaternion is not the integral of qd's angular velocity: the
+        # state would need integrating on the manifold (docs/floating_base.md)
+        raise DynamicsError(
+            f"simulate: model '{model.name}' has a floating base; only fixed-base "
+            "models are simulated (q = integral of qd)")
     q0 = joint_array(model, q0, "q0")
     qd0 = joint_array(model, qd0, "qd0", like=q0)
     if q0.ndim != 1:

@@ -13,14 +13,17 @@ compiled check cost a dispatcher call per argument (0.2-0.3 us each here).
 import numpy as np
 
 from .errors import DynamicsError, StateError
+from .model import QUATERNION_TOLERANCE
 
 F64 = np.dtype(np.float64)
 
 
-def is_sample(model, *arrays):
-    """True when every array is one float64 sample of q's shape for a model
-    without mimic reduction: what the hot path's kernels take as it is
-    (``calls.bind``: of any strides)."""
+def is_sample(model, q, *arrays):
+    """True when q is one float64 sample of q's shape and every other array
+    one of qd's, for a model without mimic reduction: what the hot path's
+    kernels take as they are (``calls.bind``: of any strides)."""
+    if not (type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape):
+        return False
     shape = model.sample_shape
     for x in arrays:
         if not (type(x) is np.ndarray and x.dtype is F64 and x.shape == shape):
@@ -28,16 +31,28 @@ def is_sample(model, *arrays):
     return True
 
 
-def joint_array(model, value, name, like=None, dtype=F64):
-    """``value`` as a C-contiguous ``dtype`` array (n,) or (N, n).
+def configuration_array(model, value, name="q", dtype=F64):
+    """``value`` as a C-contiguous ``dtype`` array (nq,) or (N, nq): a
+    configuration q. Raises ``StateError`` naming the argument; the kernels
+    find non-finite values and bad base quaternions (``raise_failure``)."""
+    return _checked(model, value, name, model.nq, None, dtype)
 
-    ``like``: an already checked array whose shape ``value`` must have.
-    Raises ``StateError`` naming the argument. Non-finite values are found
-    by the kernels (``raise_failure``).
+
+def joint_array(model, value, name, like=None, dtype=F64):
+    """``value`` as a C-contiguous ``dtype`` array (nv,) or (N, nv): qd,
+    qdd, tau and the like (nv = nq but for a floating base).
+
+    ``like``: an already checked array (q or another) whose batch shape
+    ``value`` must have. Raises ``StateError`` naming the argument.
+    Non-finite values are found by the kernels (``raise_failure``).
     """
-    n = model.nv
+    return _checked(model, value, name, model.nv, like, dtype)
+
+
+def _checked(model, value, name, n, like, dtype):
+    want = None if like is None else like.shape[:-1] + (n,)
     if (type(value) is np.ndarray and value.dtype == dtype and value.flags.c_contiguous
-            and (value.shape == like.shape if like is not None
+            and (value.shape == want if want is not None
                  else value.shape == (n,) or (value.ndim == 2 and value.shape[1] == n))):
         return value  # the hot path: nothing to convert
     try:
@@ -50,11 +65,16 @@ def joint_array(model, value, name, like=None, dtype=F64):
     except (TypeError, ValueError) as exc:
         raise StateError(f"{name} is not an array of numbers ({exc})") from None
     shape = arr.shape
-    if (len(shape) not in (1, 2) or shape[-1] != n
-            or (like is not None and shape != like.shape)):
-        want = f"{like.shape}" if like is not None else f"({n},) or (N, {n})"
-        raise StateError(f"{name} must have shape {want} for model "
-                         f"'{model.name}', got {shape}")
+    if len(shape) not in (1, 2) or shape[-1] != n or (want is not None and shape != want):
+        expected = f"{want}" if want is not None else f"({n},) or (N, {n})"
+        layout = ""
+        if model.floating:
+            layout = (f" (floating base: q holds the base position (3), its quaternion "
+                      f"(x, y, z, w) and the {len(model.joint_names)} joints, nq = "
+                      f"{model.nq}; qd, qdd and tau the base's linear and angular "
+                      f"velocity (6) and the joints, nv = {model.nv})")
+        raise StateError(f"{name} must have shape {expected} for model "
+                         f"'{model.name}', got {shape}{layout}")
     return arr
 
 
@@ -100,24 +120,56 @@ def raise_failure(model, sample, inputs, what):
 
 
 def raise_bad_input(model, sample, inputs):
-    """Raise ``StateError`` naming the first non-finite input of ``sample``."""
+    """Raise ``StateError`` naming the first non-finite input of ``sample``
+    (by its joint or base coordinate), or a floating base's quaternion in q
+    that is not of unit length (``model.QUATERNION_TOLERANCE``)."""
     for name, arr in inputs:
         row = arr[sample] if arr.ndim == 2 else arr
+        configuration = row.shape[-1] == model.nq
+        names = model.configuration_names if configuration else model.velocity_names
+        base = len(names) - len(model.joint_names)
         bad = np.flatnonzero(~np.isfinite(row))
         if bad.size:
-            joint = int(bad[0])
-            where = f"[{sample}, {joint}]" if arr.ndim == 2 else f"[{joint}]"
-            raise StateError(f"{name}{where} (joint '{model.joint_names[joint]}') "
-                             f"is {row[joint]}")
+            k = int(bad[0])
+            where = f"[{sample}, {k}]" if arr.ndim == 2 else f"[{k}]"
+            kind = "base coordinate" if k < base else "joint"
+            raise StateError(f"{name}{where} ({kind} '{names[k]}') is {row[k]}")
+        if model.floating and configuration:
+            quaternion = row[3:7].astype(float)
+            norm = float(np.sqrt(quaternion @ quaternion))
+            if not abs(norm - 1.0) <= QUATERNION_TOLERANCE:
+                where = f"[{sample}, 3:7]" if arr.ndim == 2 else "[3:7]"
+                raise StateError(
+                    f"{name}{where}, the base orientation quaternion (x, y, z, w) = "
+                    f"{quaternion.tolist()}, has norm {norm:.9g}: it must be a unit "
+                    f"quaternion (within {QUATERNION_TOLERANCE:g}; it is normalized)")
+
+
+def at_identity_base(model, joint_q):
+    """Configurations q (N, nq) for joint values (N, joints): a floating
+    base at the identity pose (position 0, quaternion (0, 0, 0, 1)) before
+    them; ``joint_q`` itself for a fixed base."""
+    if not model.floating:
+        return joint_q
+    pose = np.zeros((len(joint_q), model.nq - len(model.joint_names)))
+    pose[:, -1] = 1.0
+    return np.concatenate((pose, joint_q), axis=1)
 
 
 def to_all_joints(model, arr, offset):
-    """Values of all joints, (nb,) or (N, nb), from q-order values."""
+    """Values of all joints, (nb,) or (N, nb), from q-order values: q
+    (``offset``: with the mimic offsets, a floating base's 7 pose numbers
+    passed on) or a velocity-space array (a floating base's 6 speeds
+    passed on, the identity block of ``coordinate_map``)."""
     if not model.reduced:
         return arr
-    full = arr @ model.coordinate_map.T
+    base = model.nq - model.nv + model.base_bodies if offset else model.base_bodies
+    body = model.base_bodies
+    full = arr[..., base:] @ model.coordinate_map[body:, body:].T
     if offset:
-        full += model.coordinate_offset
+        full += model.coordinate_offset[body:]
+    if base:
+        full = np.concatenate((arr[..., :base], full), axis=-1)
     return np.ascontiguousarray(full, dtype=arr.dtype)
 
 

@@ -18,11 +18,11 @@ from .christoffel import christoffel_tree
 from .coriolis import coriolis
 from .crba import crba
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics
+from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .rnea import gravity
 from .samples import sample, sample_count
-from .state import (is_sample, joint_array, matrix_result, raise_failure, tensor_result,
-                    to_all_joints, vector_result)
+from .state import (configuration_array, is_sample, joint_array, matrix_result, raise_failure,
+                    tensor_result, to_all_joints, vector_result)
 
 
 class AllTerms(NamedTuple):
@@ -50,7 +50,7 @@ def _all_terms(data, with_bounds, Q, QD, mass, coriolis_matrix, bounds, christof
     model = data.model
     for s in range(sample_count(Q)):
         q, qd = sample(Q, s, Q), sample(QD, s, Q)
-        if not (all_finite(q) and all_finite(qd)):
+        if not (valid_configuration(model, q) and all_finite(qd)):
             return s
         M, C = sample(mass, s, Q), sample(coriolis_matrix, s, Q)
         G, g = sample(christoffel, s, Q), sample(gravity_torques, s, Q)
@@ -79,19 +79,19 @@ def all_terms(model, q, qd) -> AllTerms:
     of the reduced terms, so they are computed after the change).
     """
     if is_sample(model, q, qd):
-        n = q.shape[0]
+        n = qd.shape[0]
         terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
                          np.empty((n, n, n)), np.empty(n))
         if single(_all_terms, model, (True, q, qd, *terms)) < 0:
             terms.coriolis_bounds[2] = global_coriolis_constant(model)
             return terms
-    q = joint_array(model, q, "q")
+    q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
     lead, nb = qa.shape[:-1], model.nb
     mass, coriolis_matrix = np.empty(lead + (nb, nb)), np.empty(lead + (nb, nb))
-    christoffel, gravity = np.empty(lead + (nb, nb, nb)), np.empty(qa.shape)
+    christoffel, gravity = np.empty(lead + (nb, nb, nb)), np.empty(lead + (nb,))
     bounds = np.empty(lead + (len(BOUNDS_FIELDS),))
     failed = run(_all_terms, model, (qa, qda),
                  (mass, coriolis_matrix, bounds, christoffel, gravity), settings=(not model.reduced,))

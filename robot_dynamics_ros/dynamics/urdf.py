@@ -4,7 +4,7 @@ Only the elements that matter for dynamics reach urdf-parser-py (links with
 their inertials, joints): real URDFs carry materials without colour,
 transmissions, gazebo tags and unnamed visuals that it rejects or warns about.
 Fixed joints are merged into their parent body; each revolute, continuous or
-prismatic joint starts a new body.
+prismatic joint starts a new body, and a floating base six (``_free_flyer``).
 """
 from __future__ import annotations
 
@@ -17,28 +17,38 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import urdf_parser_py.xml_reflection as xml_reflection
-from urdf_parser_py.urdf import URDF
+from urdf_parser_py.urdf import URDF, Joint
 from urdf_parser_py.xml_reflection import core as xml_reflection_core
 
 from .errors import URDFError
 from .inertia import check_inertia, combine_inertias
 from .limits import (MAX_ANGLE, MAX_DOF, MAX_LENGTH, MAX_LINKS, MAX_MIMIC,
                      MAX_URDF_BYTES, NO_LIMIT_BEYOND, bounded)
-from .model import PRISMATIC, REVOLUTE, Model, check_gravity
+from .model import (BASE_BODIES, BASE_VELOCITY_NAMES, PRISMATIC, REVOLUTE, Model,
+                    check_gravity)
 
 _MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
 _KEEP_IN_JOINT = ("parent", "child", "origin", "axis", "limit", "mimic")
 
 
-def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
+def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independent"):
     """The ``Model`` of a URDF given as XML text or as a file path.
 
+    ``base``: ``"fixed"`` bolts the root link to the world (a ``floating``
+    joint at the root is welded at its origin); ``"floating"`` puts a 6-DoF
+    free-flyer between the world and the root link, or makes the URDF's
+    ``floating`` joint at the root one; ``"auto"`` is floating exactly when
+    the URDF has a ``floating`` joint at its root (docs/floating_base.md).
+    A ``floating`` joint anywhere but at the root is refused.
     ``mimic="independent"`` keeps mimic joints as ordinary joints of q;
     ``"reduce"`` removes them from q (``q_mimic = multiplier * q_master +
     offset``). Raises ``URDFError`` naming the element at fault, also for
-    numbers beyond the limits of ``limits`` and for a robot without moving
-    joints. Every check costs time linear in the size of the description.
+    numbers beyond the limits of ``limits`` and for a fixed robot without
+    moving joints. Every check costs time linear in the size of the
+    description.
     """
+    if base not in ("auto", "fixed", "floating"):
+        raise URDFError(f"base must be 'auto', 'fixed' or 'floating', got {base!r}")
     if mimic not in ("independent", "reduce"):
         raise URDFError(f"mimic must be 'independent' or 'reduce', got {mimic!r}")
     gravity = check_gravity(gravity, URDFError)
@@ -51,24 +61,38 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
             raise URDFError(f"duplicate {kind} names: {_some(twice)}")
     children = _check_tree(robot, links)
     root = next(iter(set(links) - {j.child for j in robot.joints}))
+    root_joint = _floating_root_joint(robot, root)
+    floating = base == "floating" or (base == "auto" and root_joint is not None)
 
     bodies = []          # (joint, parent body, placement)
     link_frames = {root: (-1, np.eye(4))}
+    base_link = root
+    if floating:
+        base_link = root_joint.child if root_joint is not None else root
+        bodies.extend(_free_flyer(robot, root_joint))
+        link_frames[base_link] = (BASE_BODIES - 1, np.eye(4))
     stack = list(reversed(children.get(root, [])))
     while stack:  # depth first, in URDF order: every parent before its children
         joint = stack.pop()
         body, pose = link_frames[joint.parent]
         placement = pose @ _origin(joint.origin, f"joint '{joint.name}'")
-        if joint.type == "fixed":
+        if joint is root_joint and floating:
+            pass  # the free-flyer's bodies, made above
+        elif joint.type == "fixed" or joint is root_joint:
             link_frames[joint.child] = (body, placement)
         elif joint.type in _MOVING:
+            if floating and body < 0:
+                raise URDFError(
+                    f"joint '{joint.name}' moves link '{joint.child}' relative to the "
+                    f"world link '{root}', not to the floating base '{base_link}': a "
+                    "floating-base robot is one tree under its root link")
             link_frames[joint.child] = (len(bodies), np.eye(4))
             bodies.append((joint, body, placement))
         else:
             raise URDFError(
                 f"joint '{joint.name}' is of type '{joint.type}': only "
                 "revolute, continuous, prismatic and fixed joints are "
-                "supported (fixed base)")
+                "supported, and one floating joint at the root")
         stack.extend(reversed(children.get(joint.child, [])))
 
     nb = len(bodies)
@@ -97,7 +121,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
     coordinate_map, offset, actuated = _coordinates(bodies, names, mimic)
     return Model(
         name=robot.name or "robot",
-        joint_names=tuple(actuated),
+        joint_names=tuple(actuated[BASE_BODIES if floating else 0:]),
         link_names=tuple(links),
         body_joint_names=tuple(names),
         parent=np.array([p for _, p, _ in bodies], dtype=np.int64),
@@ -112,7 +136,40 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), mimic="independent"):
         coordinate_offset=offset,
         link_frames=link_frames,
         link_inertia=link_inertia.copy(),
+        base="floating" if floating else "fixed",
+        base_link=base_link,
     )
+
+
+def _floating_root_joint(robot, root):
+    """The URDF's ``floating`` joint, or None; ``URDFError`` unless it is
+    the only one and its parent is the root link."""
+    floating = [j for j in robot.joints if j.type == "floating"]
+    if len(floating) > 1:
+        raise URDFError(f"the URDF has {len(floating)} floating joints "
+                        f"({_some([j.name for j in floating])}): at most one, at the root")
+    if floating and floating[0].parent != root:
+        raise URDFError(
+            f"floating joint '{floating[0].name}' joins link '{floating[0].parent}' to "
+            f"'{floating[0].child}': a floating joint must hang off the root link "
+            f"'{root}' (a floating base), not inside the tree")
+    return floating[0] if floating else None
+
+
+def _free_flyer(robot, root_joint):
+    """The six massless bodies of a floating base (``model.BASE_BODIES``):
+    prismatic along x, y, z, then revolute about x, y, z, a chain from the
+    world, the first placed by the floating joint's origin (if any)."""
+    taken = sorted(set(BASE_VELOCITY_NAMES) & {j.name for j in robot.joints})
+    if taken:
+        raise URDFError(f"joint names {_some(taken)} are reserved for the floating "
+                        "base's speeds")
+    placement = (np.eye(4) if root_joint is None else
+                 _origin(root_joint.origin, f"joint '{root_joint.name}'"))
+    axes = np.eye(3)
+    return [(Joint(name=name, joint_type="prismatic" if k < 3 else "continuous",
+                   axis=axes[k % 3]), k - 1, placement if k == 0 else np.eye(4))
+            for k, name in enumerate(BASE_VELOCITY_NAMES)]
 
 
 def read_urdf_file(path, limit=MAX_URDF_BYTES):
