@@ -75,14 +75,23 @@ def mutated_urdfs(draw):
 
 
 def random_states(model, rng, count=3):
-    """q within the joint limits (within +-3 where a joint has none), qd in [-3, 3]."""
+    """q within the joint limits (within +-3 where a joint has none), qd in [-3, 3].
+
+    A mutation can make a joint at the root ``floating``, which load_urdf
+    turns into a floating base: its q starts with a position in [-3, 3] and
+    a random unit quaternion (docs/floating_base.md).
+    """
     full_lower = np.where(np.isfinite(model.lower), model.lower, -3.0)
     full_upper = np.where(np.isfinite(model.upper), model.upper, 3.0)
     # q's coordinates are the actuated joints; the mimic map takes them to all joints.
     actuated = [model.body_joint_names.index(j) for j in model.joint_names]
     lower, upper = full_lower[actuated], full_upper[actuated]
     for _ in range(count):
-        yield lower + (upper - lower) * rng.random(model.nv), rng.uniform(-3.0, 3.0, model.nv)
+        q = lower + (upper - lower) * rng.random(len(lower))
+        if model.floating:
+            quaternion = rng.standard_normal(4)
+            q = np.concatenate((rng.uniform(-3.0, 3.0, 3), quaternion / np.linalg.norm(quaternion), q))
+        yield q, rng.uniform(-3.0, 3.0, model.nv)
 
 
 @settings(max_examples=int(os.environ.get("HOSTILE_URDF_EXAMPLES", "500")), deadline=None,

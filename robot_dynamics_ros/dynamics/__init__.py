@@ -1,8 +1,10 @@
-"""Rigid-body dynamics of fixed-base kinematic trees, from the URDF.
+"""Rigid-body dynamics of kinematic trees, fixed or floating, from the URDF.
 
 Pure numerics (numpy, numba, urdf-parser-py); nothing here imports ROS.
 Every function takes one sample (n,) or a batch (N, n) of joint values in the
-order of ``model.joint_names``.
+order of ``model.joint_names``; a floating base (``load_urdf(...,
+base="floating")``) adds its pose to q (``model.nq``) and its twist to qd,
+qdd and tau (``model.nv``), docs/floating_base.md.
 """
 from .terms import AllTerms, all_terms
 from .bounds import BOUNDS_FIELDS, CoriolisBounds, coriolis_bounds

@@ -247,6 +247,10 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
       (26)-(30): serial chains of revolute joints only (DynamicsError
       otherwise), cost O(n^3). An independent second method.
 
+    A floating base: the tensor with ``C(q, v) = sum_k Gamma[:, :, k] v_k``
+    for its generalized speeds (paper 003, Remark 5), Pinocchio's
+    ``computeCoriolisMatrix(q, e_k)``; not symmetric in j and k where both
+    are base speeds (``free_flyer_symbols``); "safeea" refuses such models.
     For ``mimic="reduce"`` models the symbols transform as a tensor:
     ``Gamma_r[i,j,k] = sum J[a,i] J[b,j] J[c,k] Gamma[a,b,c]``. ``out``: an
     array of the result's shape to write into.

@@ -135,6 +135,9 @@ def coriolis_matrix(model, q, qd, *, out=None):
     makes the result the Christoffel-consistent one (their Prop. 2). Cost:
     O(n d), d the depth of the tree (O(n^2) for a serial chain). For
     ``mimic="reduce"`` models, ``C_r = J^T C(J qd) J`` (their Theorem 1).
+    A floating base: Algorithm 1 with the base twist as generalized speeds
+    (paper 003, Remarks 5 and 6), still with ``Mdot = C + C^T``: Pinocchio's
+    ``computeCoriolisMatrix`` of a free-flyer model (docs/floating_base.md).
     ``out``: an array of the result's shape to write into.
     """
     if out is None and is_sample(model, q, qd):

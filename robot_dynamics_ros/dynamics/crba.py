@@ -61,7 +61,8 @@ def mass_matrix(model, q, *, out=None):
     Forward kinematics (O(n)), composite inertias (O(n)) and ``crba``
     (O(n d), d the depth of the tree). ``out``: an array of the result's
     shape to write into, for callers in a loop. For ``mimic="reduce"``
-    models, ``M_r = J^T M J``.
+    models, ``M_r = J^T M J``. A floating base: q (nq,), M (nv, nv),
+    independent of the base pose (docs/floating_base.md).
     """
     # The hot path, written out: here a function call costs a tenth of the call.
     if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape:

@@ -48,7 +48,11 @@ def forward_dynamics(model, q, qd, tau, method=None):
     recursive one, and the Cholesky one for ``mimic="reduce"`` models (the
     tree recursion cannot impose a mimic joint's coupling; the reduced
     ``J^T M J`` can). All of q, qd, tau float32 arrays: computed in float32
-    and returned as float32; otherwise float64.
+    and returned as float32; otherwise float64. A floating base: tau and
+    qdd (nv,) with the base's wrench and twist rate first (tau[:6] is the
+    external wrench on the root link, zero for a free robot); the recursion
+    factors the base's 6 x 6 articulated inertia through its six bodies
+    (Featherstone (2008), Chapter 9).
     Raises ``StateError`` for wrong shapes or non-finite inputs and
     ``DynamicsError`` naming the joint where M is singular (a chain without
     mass or inertia) or where a result is not finite.

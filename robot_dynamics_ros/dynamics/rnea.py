@@ -115,7 +115,9 @@ def inverse_dynamics(model, q, qd, qdd, *, out=None):
     """Joint torques tau = M(q) qdd + C(q, qd) qd + g(q), gravity included.
 
     Shapes (n,) or (N, n); returns (n,) or (N, n), into ``out`` if given.
-    Forward kinematics and ``rnea``: O(n).
+    Forward kinematics and ``rnea``: O(n). A floating base: q (nq,), qd, qdd
+    and tau (nv,), the root link accelerating at ``S qdd`` (its twist's
+    derivative in its own frame, Pinocchio's free-flyer).
     """
     if out is None and is_sample(model, q, qd, qdd):
         tau = np.empty(model.sample_shape)
@@ -138,6 +140,8 @@ def gravity_torques(model, q, *, out=None):
     """Generalized gravity torques g(q): (n,) or (N, n) for q (N, n).
 
     Body poses, composite masses and first moments, then ``gravity``: O(n).
+    A floating base: (nv,), its first six the wrench on the root link in
+    its own frame; depends on the base orientation, not on its position.
     """
     # The hot path, written out: here a function call costs a tenth of the call.
     if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape:
