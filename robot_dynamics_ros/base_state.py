@@ -23,7 +23,7 @@ duck-typed: rclpy and rosbags messages both work.
 import bisect
 import math
 from collections import Counter
-from typing import Mapping, NamedTuple, Tuple
+from typing import Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -99,20 +99,36 @@ def matrix_quaternion(rotation: np.ndarray) -> np.ndarray:
 
 
 class RigidFrame(NamedTuple):
-    """A frame fixed to the root link: its pose there (rotation R and origin p,
-    in root link axes) and the quaternion of R^T, taken once."""
+    """A constant pose: rotation R and origin p, and the quaternion of R^T, taken once."""
 
     rotation: np.ndarray  # (3, 3)
     origin: np.ndarray  # (3,)
     inverse_quaternion: np.ndarray  # (4,) x, y, z, w
 
+    @classmethod
+    def of(cls, pose: np.ndarray) -> "RigidFrame":
+        """From a 4x4 homogeneous pose."""
+        return cls(pose[:3, :3].copy(), pose[:3, 3].copy(), matrix_quaternion(pose[:3, :3].T))
 
-def rigid_frames(root_link: str, poses: Mapping[str, np.ndarray]) -> dict:
-    """Frame name -> RigidFrame, from the 4x4 poses in the root link's frame of
-    the links fixed to it (the root link's own is the identity)."""
-    return {name: RigidFrame(pose[:3, :3].copy(), pose[:3, 3].copy(),
-                             matrix_quaternion(pose[:3, :3].T))
-            for name, pose in poses.items() if name != root_link}
+
+class BaseFrames(NamedTuple):
+    """What odometry is read against: the root link, the frames fixed to it
+    (name -> RigidFrame, their poses in the root link's frame), and the
+    placement P of the free-flyer in the world (a URDF floating joint's
+    origin; None when it is the identity): q's base pose is P^-1 times the
+    root link's pose in the world, as Pinocchio builds it."""
+
+    root_link: str
+    rigid: Mapping[str, RigidFrame]
+    placement: Optional[RigidFrame]
+
+
+def base_frames(root_link: str, poses: Mapping[str, np.ndarray], placement: np.ndarray) -> BaseFrames:
+    """BaseFrames from the 4x4 poses, in the root link's frame, of the links
+    fixed to it (the root link's own among them or not) and the 4x4 placement."""
+    return BaseFrames(
+        root_link, {name: RigidFrame.of(pose) for name, pose in poses.items() if name != root_link},
+        None if np.array_equal(placement, np.eye(4)) else RigidFrame.of(placement))
 
 
 def _to_root_link(frame: RigidFrame, position: np.ndarray, velocity: np.ndarray):
@@ -128,17 +144,26 @@ def _to_root_link(frame: RigidFrame, position: np.ndarray, velocity: np.ndarray)
     return np.concatenate([root_position, root_quaternion]), np.concatenate([linear, angular])
 
 
-def base_state_from_odometry(msg, root_link: str, frames: Mapping[str, RigidFrame] = None) -> BaseState:
+def _from_placement(placement: RigidFrame, position: np.ndarray) -> np.ndarray:
+    """q's base pose P^-1 T from the root link's pose T in the world: rotation
+    R_P^T R, origin R_P^T (p - p_P). (A body twist does not change when the
+    frame it moves in is placed differently.)"""
+    quaternion = position[3:] / np.linalg.norm(position[3:])
+    return np.concatenate([placement.rotation.T @ (position[:3] - placement.origin),
+                           quaternion_multiply(placement.inverse_quaternion, quaternion)])
+
+
+def base_state_from_odometry(msg, frames: BaseFrames) -> BaseState:
     """The base state a nav_msgs/Odometry gives; raises BaseStateRejected
     ("child_frame", "non_finite", "quaternion") saying what is wrong.
 
-    ``frames`` (``rigid_frames``): the links fixed to the root link, whose
-    odometry is transformed to the root link.
+    Odometry of a link in ``frames.rigid`` is transformed to the root link.
     """
+    root_link = frames.root_link
     child = msg.child_frame_id
     frame = None
     if child != root_link:
-        frame = (frames or {}).get(child)
+        frame = frames.rigid.get(child)
         if frame is None:
             why = "is empty" if not child else f"is {child!r}"
             raise BaseStateRejected(
@@ -163,6 +188,8 @@ def base_state_from_odometry(msg, root_link: str, frames: Mapping[str, RigidFram
             f"(tolerance {QUATERNION_TOLERANCE:g})")
     if frame is not None:
         position, velocity = _to_root_link(frame, position, velocity)
+    if frames.placement is not None:
+        position = _from_placement(frames.placement, position)
     return BaseState(stamp_ns(msg.header.stamp), position, velocity)
 
 
@@ -200,13 +227,12 @@ class BaseStatePairing:
             self._root_link = root_link
             self._stamps, self._states = [], []
 
-    def add(self, msg, root_link: str, frames: Mapping[str, RigidFrame] = None) -> BaseState:
-        """Check and keep an odometry message (``frames``: as ``base_state_from_odometry``
-        takes them); raises BaseStateRejected (counted)."""
+    def add(self, msg, frames: BaseFrames) -> BaseState:
+        """Check and keep an odometry message; raises BaseStateRejected (counted)."""
         self.received += 1
-        self._for(root_link)
+        self._for(frames.root_link)
         try:
-            state = base_state_from_odometry(msg, root_link, frames)
+            state = base_state_from_odometry(msg, frames)
         except BaseStateRejected as error:
             self.refused[error.kind] += 1
             raise

@@ -17,7 +17,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from robot_dynamics_ros import dynamics
-from robot_dynamics_ros.base_state import rigid_frames
+from robot_dynamics_ros.base_state import BaseFrames, base_frames
 from robot_dynamics_ros.dynamics.model import replace_payload
 from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
 from robot_dynamics_ros.dynamics.urdf import read_urdf_file
@@ -138,14 +138,14 @@ class ServedModel:
         return self.model.base_link
 
     @cached_property
-    def rigid_frames(self) -> dict:
-        """The links fixed to the root link, whose odometry transforms to it
-        exactly (``base_state.rigid_frames``)."""
+    def base_frames(self) -> BaseFrames:
+        """What a floating base's odometry is read against (``base_state.BaseFrames``):
+        the links fixed to the root link, and the free-flyer's placement."""
         body, root_pose = self.model.link_frames[self.root_link]
         to_root = np.linalg.inv(root_pose)
-        return rigid_frames(self.root_link, {
+        return base_frames(self.root_link, {
             name: to_root @ pose for name, (other, pose) in self.model.link_frames.items()
-            if other == body})
+            if other == body}, self.model.joint_placement[0])
 
     def neutral_configuration(self) -> np.ndarray:
         """A valid q: zero joints, and for a floating base the identity orientation."""

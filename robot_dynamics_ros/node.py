@@ -238,7 +238,7 @@ class DynamicsNode(Node):
         if live is None or not live.served.base:
             return  # no model yet, or a fixed base: odometry is not part of its state
         try:
-            self._base_states.add(msg, live.served.root_link, live.served.rigid_frames)
+            self._base_states.add(msg, live.served.base_frames)
         except BaseStateRejected as error:  # counted by the pairing
             self._last_error = f"dropped odometry ({error.kind}): {error}"
             self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)

@@ -268,7 +268,7 @@ class BaseStates:
         except ValueError as error:
             raise ReplayError(f"--base-state-timeout: {error}") from error
         self._root_link = served.root_link
-        self._frames = served.rigid_frames
+        self._frames = served.base_frames
         self._path = args.input
         self._chunks = bag_io.read_chunks(reader, connections, CHUNK, args.input)
         self._times, self._raws, self._next = [], [], 0
@@ -287,7 +287,7 @@ class BaseStates:
             msg = bag_io.deserialize(self._raws[self._next], bag_io.ODOMETRY, self._path)
             self._next += 1
             try:
-                self.pairing.add(msg, self._root_link, self._frames)
+                self.pairing.add(msg, self._frames)
             except BaseStateRejected as error:  # counted by the pairing
                 reasons.setdefault(f"odometry_{error.kind}", str(error))
 

@@ -15,13 +15,14 @@ from robot_dynamics_ros.base_state import (
     BaseStatePairing,
     BaseStateRejected,
     base_state_from_odometry,
+    base_frames,
     full_state,
     matrix_quaternion,
     quaternion_matrix,
-    rigid_frames,
 )
 
 ROOT = "base_link"
+FRAMES = base_frames(ROOT, {ROOT: np.eye(4)}, np.eye(4))  # the root link alone, placed at the origin
 SEC = 1_000_000_000
 
 
@@ -44,7 +45,7 @@ def odometry(t_ns=0, position=(1.0, 2.0, 0.3), quaternion=(0.0, 0.0, 0.6, 0.8),
 
 
 def test_odometry_of_the_root_link_is_the_base_state():
-    state = base_state_from_odometry(odometry(5 * SEC + 7), ROOT)
+    state = base_state_from_odometry(odometry(5 * SEC + 7), FRAMES)
     assert state.stamp_ns == 5 * SEC + 7
     # Pinocchio's free-flyer order: position, quaternion (x, y, z, w); linear, angular.
     np.testing.assert_array_equal(state.position, [1.0, 2.0, 0.3, 0.0, 0.0, 0.6, 0.8])
@@ -67,7 +68,7 @@ def test_odometry_of_the_root_link_is_the_base_state():
 ])
 def test_malformed_odometry_is_refused_with_its_reason(kind, msg, in_reason):
     with pytest.raises(BaseStateRejected) as error:
-        base_state_from_odometry(msg, ROOT)
+        base_state_from_odometry(msg, FRAMES)
     assert error.value.kind == kind
     assert in_reason in str(error.value)
     if kind == "child_frame":
@@ -77,14 +78,14 @@ def test_malformed_odometry_is_refused_with_its_reason(kind, msg, in_reason):
 def test_quaternion_within_the_tolerance_is_kept_as_sent():
     """The dynamics normalize q's quaternion; a filter's rounding is no error."""
     quaternion = (0.0, 0.0, 0.6, 0.8 * (1 + 1e-5))
-    state = base_state_from_odometry(odometry(quaternion=quaternion), ROOT)
+    state = base_state_from_odometry(odometry(quaternion=quaternion), FRAMES)
     np.testing.assert_array_equal(state.position[3:], quaternion)
 
 
 def pairing_with(timeout, *stamps_ns):
     pairing = BaseStatePairing(timeout)
     for i, t in enumerate(stamps_ns):
-        pairing.add(odometry(t, position=(float(i), 0.0, 0.0)), ROOT)
+        pairing.add(odometry(t, position=(float(i), 0.0, 0.0)), FRAMES)
     return pairing
 
 
@@ -122,7 +123,7 @@ def test_newest_by_stamp_whatever_the_arrival_order():
 def test_no_odometry_and_zero_timeout():
     pairing = BaseStatePairing(0.0)
     assert rejection(pairing, SEC) == "no_base_state"
-    pairing.add(odometry(SEC, position=(0.0, 0.0, 0.0)), ROOT)
+    pairing.add(odometry(SEC, position=(0.0, 0.0, 0.0)), FRAMES)
     assert paired_index(pairing, SEC) == 0  # timeout 0: equal stamps only
     assert rejection(pairing, SEC + 1) == "stale_base_state"
     assert rejection(pairing, SEC - 1) == "future_base_state"
@@ -133,7 +134,7 @@ def test_refused_odometry_is_counted_and_never_paired():
     for msg in (odometry(2 * SEC, child="odom"), odometry(2 * SEC, position=(math.nan, 0, 0)),
                 odometry(2 * SEC, quaternion=(1, 1, 0, 0)), odometry(2 * SEC, child="")):
         with pytest.raises(BaseStateRejected):
-            pairing.add(msg, ROOT)
+            pairing.add(msg, FRAMES)
     assert rejection(pairing, 2 * SEC) == "stale_base_state"
     assert pairing.counts() == {
         "odometry_received": "5", "odometry_refused": "4", "odometry_refused.child_frame": "2",
@@ -180,11 +181,11 @@ def test_odometry_of_a_link_fixed_to_the_root_link_is_transformed_exactly():
         imu_angular = offset.inv().apply(angular)
         pose = np.eye(4)
         pose[:3, :3], pose[:3, 3] = offset.as_matrix(), origin
-        frames = rigid_frames(ROOT, {ROOT: np.eye(4), "imu_link": pose})
-        assert set(frames) == {"imu_link"}
+        frames = base_frames(ROOT, {ROOT: np.eye(4), "imu_link": pose}, np.eye(4))
+        assert set(frames.rigid) == {"imu_link"} and frames.placement is None
         state = base_state_from_odometry(odometry(
             position=imu_position, quaternion=imu.as_quat(), linear=imu_linear, angular=imu_angular,
-            child="imu_link"), ROOT, frames)
+            child="imu_link"), frames)
         np.testing.assert_allclose(state.position[:3], root_position, atol=1e-12)
         assert abs(np.linalg.norm(state.position[3:]) - 1) < 1e-12
         np.testing.assert_allclose(Rotation.from_quat(state.position[3:]).as_matrix(),
@@ -192,7 +193,29 @@ def test_odometry_of_a_link_fixed_to_the_root_link_is_transformed_exactly():
         np.testing.assert_allclose(state.velocity, np.concatenate([linear, angular]), atol=1e-12)
     # A link the frames do not list (beyond a moving joint) is still refused.
     with pytest.raises(BaseStateRejected, match="or a link fixed to it"):
-        base_state_from_odometry(odometry(child="FL_FOOT"), ROOT, frames)
+        base_state_from_odometry(odometry(child="FL_FOOT"), frames)
+
+
+def test_a_placed_floating_joint_takes_the_placement_out_of_q():
+    """A URDF floating joint with an origin P: the root link's pose in the world
+    is P times q's base pose, so q's is P^-1 times the odometry's; the twist,
+    in the root link's frame, stays as it is."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(8)
+    placement_rotation, placement_origin = Rotation.random(random_state=rng), rng.uniform(-1, 1, 3)
+    placement = np.eye(4)
+    placement[:3, :3], placement[:3, 3] = placement_rotation.as_matrix(), placement_origin
+    frames = base_frames(ROOT, {}, placement)
+    q_rotation, q_origin = Rotation.random(random_state=rng), rng.uniform(-2, 2, 3)
+    world_rotation = placement_rotation * q_rotation
+    world_origin = placement_origin + placement_rotation.apply(q_origin)
+    state = base_state_from_odometry(odometry(position=world_origin, quaternion=world_rotation.as_quat()),
+                                     frames)
+    np.testing.assert_allclose(state.position[:3], q_origin, atol=1e-12)
+    np.testing.assert_allclose(Rotation.from_quat(state.position[3:]).as_matrix(), q_rotation.as_matrix(),
+                               atol=1e-12)
+    np.testing.assert_array_equal(state.velocity, [0.1, -0.2, 0.3, 0.4, 0.5, -0.6])
 
 
 @pytest.mark.parametrize("seed", range(8))
