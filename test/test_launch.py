@@ -247,6 +247,26 @@ def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocch
         peer.close()
 
 
+def test_demo_launch_with_solo12_serves_a_floating_base(workspace, tmp_path):
+    """robot:=solo12: the stream's URDF declares a floating root joint, so the
+    node (base auto) serves 6 + 12 coordinates, each joint state paired with
+    the stream's odometry."""
+    peer = harness.Peer(namespace="/legs", outputs=("gravity_torques",))
+    launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics_demo.launch.py",
+                    "namespace:=legs", "robot:=solo12")
+    try:
+        values = peer.wait_for_model("solo", STARTUP_TIMEOUT, launch)
+        assert values["base"] == "floating, root link base_link" and values["dof"] == "18"
+        peer.wait_until(lambda: peer.count("gravity_torques") >= 50, 60.0, "50 gravity torques")
+        names = list(peer.messages("gravity_torques")[-1].name)
+        assert names[:6] == ["base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz"]
+        assert len(names) == 18
+        assert_clean_exit(launch)
+    finally:
+        launch.kill()
+        peer.close()
+
+
 # Bad arguments end the launch with an error that names them, before any process starts
 
 
