@@ -17,10 +17,9 @@ import zlib
 import numpy as np
 import pytest
 
-from robots import (PinocchioOracle, add_payload_pinocchio, example_robot_urdf,
-                    example_robot_urdfs, joint_ranges, load_pinocchio, pin, random_inertia,
-                    random_urdf, rel_err, root_links, urdf_indefinite_inertias, urdf_text,
-                    worst_error_without_jit)
+from robots import (PinocchioOracle, add_payload_pinocchio, example_robot_urdf, joint_ranges,
+                    load_pinocchio, pin, random_inertia, random_urdf, rel_err, root_links,
+                    urdf_indefinite_inertias, urdf_text, worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import (DynamicsError, StateError, URDFError, all_terms,
                                          christoffel_symbols, coriolis_bounds, coriolis_matrix,

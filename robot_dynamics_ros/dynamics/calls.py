@@ -44,7 +44,8 @@ def _entry(kernel, args):
 def _call(kernel, model, settings, inputs, outs):
     first = inputs[0]
     args = (model.data(first.dtype), *settings, *inputs, *outs)
-    key = (kernel, first.ndim, first.dtype.char)
+    # a floating base's record is of another type (``kinematics.is_floating``)
+    key = (kernel, first.ndim, first.dtype.char, model.floating)
     entry = _entries.get(key)
     if entry is None:
         entry = _entries[key] = _entry(kernel, args)

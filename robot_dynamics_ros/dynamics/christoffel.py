@@ -6,7 +6,7 @@ from .calls import run, single
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics, valid_configuration
+from .kinematics import composite_inertias, forward_kinematics, is_floating, valid_configuration
 from .model import BASE_BODIES, REVOLUTE
 from .samples import sample, sample_count
 from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
@@ -60,7 +60,7 @@ def christoffel_tree(model, data, G):
                 G[k, j, i] = g
                 i = parent[i]
             j = parent[j]
-    if model.floating:
+    if is_floating(model):
         free_flyer_symbols(model, data, G)
 
 

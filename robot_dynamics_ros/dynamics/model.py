@@ -120,6 +120,14 @@ class Model:
     _local: PerThread = field(default_factory=PerThread, repr=False)
     # True when mimic joints were removed from q (``mimic="reduce"``)
     reduced: bool = field(init=False, default=False)
+    # True for a floating base (``base == "floating"``)
+    floating: bool = field(init=False, default=False)
+    # bodies of the floating base at the head of the tree: 6, or 0
+    base_bodies: int = field(init=False, default=0)
+    # length of qd, qdd and tau: the actuated joints, plus 6 for a floating base
+    nv: int = field(init=False, default=0)
+    # length of q: nv, plus 1 for a floating base (4 quaternion numbers for 3 speeds)
+    nq: int = field(init=False, default=0)
     q_shape: tuple = field(init=False, default=None, repr=False)
     sample_shape: tuple = field(init=False, default=None, repr=False)
     matrix_shape: tuple = field(init=False, default=None, repr=False)
@@ -141,6 +149,12 @@ class Model:
         for value in self.__dict__.values():
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
+        # sizes as plain attributes: the hot paths and the node read them per sample
+        floating = self.base == "floating"
+        object.__setattr__(self, "floating", floating)
+        object.__setattr__(self, "base_bodies", BASE_BODIES if floating else 0)
+        object.__setattr__(self, "nv", len(self.joint_names) + self.base_bodies)
+        object.__setattr__(self, "nq", self.nv + (1 if floating else 0))
         # checked on every call, so computed once
         object.__setattr__(self, "reduced", self.nb != self.nv or not np.array_equal(
             self.coordinate_map, np.eye(self.nb)))
@@ -149,16 +163,6 @@ class Model:
         object.__setattr__(self, "q_shape", None if self.reduced else (self.nq,))
         object.__setattr__(self, "sample_shape", None if self.reduced else (self.nv,))
         object.__setattr__(self, "matrix_shape", None if self.reduced else (self.nv, self.nv))
-
-    @property
-    def floating(self) -> bool:
-        """True for a floating base (``base == "floating"``)."""
-        return self.base == "floating"
-
-    @property
-    def base_bodies(self) -> int:
-        """Bodies of the floating base at the head of the tree: 6, or 0."""
-        return BASE_BODIES if self.floating else 0
 
     @property
     def velocity_names(self) -> tuple:
@@ -173,18 +177,6 @@ class Model:
         (``BASE_CONFIGURATION_NAMES``) then ``joint_names`` for a floating
         base, ``joint_names`` alone for a fixed one."""
         return (BASE_CONFIGURATION_NAMES if self.floating else ()) + self.joint_names
-
-    @property
-    def nv(self) -> int:
-        """Length of qd, qdd and tau: the actuated joints, plus 6 for a
-        floating base."""
-        return len(self.joint_names) + self.base_bodies
-
-    @property
-    def nq(self) -> int:
-        """Length of q: ``nv``, plus 1 for a floating base (a quaternion of
-        4 numbers for 3 angular speeds)."""
-        return self.nv + (1 if self.floating else 0)
 
     @property
     def nb(self) -> int:

@@ -92,7 +92,10 @@ def model_record(model, dtype):
     them by q's base pose, ``kinematics.body_poses``), with the free-flyer's
     placement in the world as body 0's (``Model.joint_placement``).
     Copies: the kernels get contiguous arrays of their precision that no
-    caller can change; ``floating`` is a bool.
+    caller can change. ``floating`` is True, or None for a fixed base: a
+    type rather than a value, so every kernel is compiled apart for the two
+    and a fixed-base kernel holds no floating-base branch at all
+    (``kinematics.is_floating``).
     """
     frames = np.array([np.eye(3) if i < model.base_bodies else axis_frame(axis)
                        for i, axis in enumerate(model.joint_axis)]).reshape(model.nb, 3, 3)
@@ -112,7 +115,7 @@ def model_record(model, dtype):
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
                              if name in ("parent", "joint_type") else dtype)
               for name in fields}
-    return _record(ModelRecord, {**arrays, "floating": bool(model.floating)})
+    return _record(ModelRecord, {**arrays, "floating": True if model.floating else None})
 
 
 def axis_frame(axis):
