@@ -1,10 +1,13 @@
 """The demo on a ROS 2 machine: the embedded PUMA 560 and the node as separate processes.
 
-    ros2 launch robot_dynamics_ros robot_dynamics_demo.launch.py [namespace:=demo]
+    ros2 launch robot_dynamics_ros robot_dynamics_demo.launch.py [namespace:=demo] [robot:=solo12]
 
 robot_dynamics_demo --no-node publishes the PUMA's description (transient
 local) and joint states of Mohan and Saha (2007) Eq. (38) at 500 Hz, and
 prints the node's outputs once a second; robot_dynamics.launch.py starts the node.
+With robot:=solo12 the robot is a quadruped with a floating base (its URDF
+declares it, so the node's base parameter stays auto), streamed as joint
+states and odometry; it needs the example-robot-data package.
 """
 
 from pathlib import Path
@@ -22,7 +25,10 @@ def generate_launch_description():
     namespace = LaunchConfiguration("namespace")
     return LaunchDescription([
         DeclareLaunchArgument("namespace", default_value="",
-                              description="Namespace of the PUMA publisher and the node"),
+                              description="Namespace of the robot's publisher and the node"),
+        DeclareLaunchArgument("robot", default_value="puma", choices=["puma", "solo12"],
+                              description="puma (fixed base) or solo12 (floating base, needs "
+                              "example-robot-data)"),
         # First: it checks the namespace before anything starts.
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(str(HERE / "robot_dynamics.launch.py")),
@@ -34,7 +40,7 @@ def generate_launch_description():
             package="robot_dynamics_ros",
             executable="robot_dynamics_demo",
             namespace=namespace,
-            arguments=["--no-node"],
+            arguments=["--no-node", "--robot", LaunchConfiguration("robot")],
             output="screen",
         ),
     ])

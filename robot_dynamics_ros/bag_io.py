@@ -26,6 +26,7 @@ from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from robot_dynamics_ros.cdr import PROBE_STAMP, TYPESTORE
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
+ODOMETRY = "nav_msgs/msg/Odometry"
 STRING = "std_msgs/msg/String"
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 # rosbag2 format version written by ROS 2 Jazzy's own recorder, so Jazzy reads our bags.

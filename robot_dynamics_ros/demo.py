@@ -1,6 +1,7 @@
 """The whole package in one command, on a machine without ROS tools.
 
     python -m robot_dynamics_ros.demo --duration 5      (or: robot_dynamics_demo)
+    robot_dynamics_demo --robot solo12                  (a floating-base quadruped)
 
 Publishes the embedded PUMA 560 on ``robot_description`` (transient local, as
 robot_state_publisher does), streams at 500 Hz the joint states of a
@@ -9,6 +10,10 @@ recursive, numerically stable, and efficient simulation algorithm for serial
 robots", Eq. (38), runs the ``robot_dynamics`` node in the same process and
 prints once a second what the node publishes (``demo_monitor``), with a
 payload swapped in midway through the node's parameter service.
+
+With ``--robot solo12`` the robot is a quadruped with a floating base
+instead (``demo_quadruped``: example-robot-data's solo12 trotting in place
+while its trunk sways), streamed as joint states and odometry.
 
 With ``--no-node`` the node is not started here: the demo launch file runs
 it as a process of its own.
@@ -25,13 +30,16 @@ import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.executors import ExternalShutdownException  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robot_dynamics_ros import dynamics  # noqa: E402
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory  # noqa: E402
-from robot_dynamics_ros.demo_monitor import Monitor  # noqa: E402
+from robot_dynamics_ros.demo_monitor import PUMA, SOLO12, Monitor  # noqa: E402
+from robot_dynamics_ros.demo_quadruped import (  # noqa: E402
+    ROOT_LINK, ExampleRobotDataMissing, SwayingQuadruped, solo12_urdf)
 
 PERIOD = 10.0  # T of Eq. (38): 0 to pi in 10 s
 # Error dynamics e'' + KD e' + KP e = 0 (critically damped, 10 rad/s): without
@@ -96,8 +104,8 @@ class SimulatedPuma:
         return sample
 
 
-class PumaStream(Node):
-    """The PUMA's description (latched) and its joint states at ``rate`` Hz.
+class Stream(Node):
+    """A robot's description (latched) and its samples at ``rate`` Hz.
 
     Sample k is due at start + k / rate. The timer only wakes the stream: a
     tick that comes late (the simulation thread holds the GIL in bursts)
@@ -105,21 +113,18 @@ class PumaStream(Node):
     stall longer than MAX_CATCH_UP samples (the first model build) the
     stream moves its start instead of sending a flood. Each message is
     stamped when it is sent, so the latency shown is the node's.
+    Subclasses publish sample ``k`` in ``_send(k, stamp)``.
     """
 
     MAX_CATCH_UP = 25
 
-    def __init__(self, rate: float):
-        super().__init__("puma_demo_stream")
-        urdf = dynamics.puma_urdf()
-        model = dynamics.load_urdf(urdf)
-        self._joints = list(model.joint_names)
-        self._motion = SimulatedPuma(model, rate)
+    def __init__(self, name: str, urdf: str, rate: float):
+        super().__init__(name)
+        self.rate = rate
         self._period_ns = 1e9 / rate
         self._start_ns = None
         self._sent = 0
         self.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(String(data=urdf))
-        self._publisher = self.create_publisher(JointState, "joint_states", 10)
         self.create_timer(1.0 / rate, self._tick)
 
     def _tick(self):
@@ -131,11 +136,60 @@ class PumaStream(Node):
             self._start_ns += (behind - self.MAX_CATCH_UP) * self._period_ns
             behind = self.MAX_CATCH_UP
         for _ in range(behind):
-            q, qd = self._motion()
-            msg = JointState(name=self._joints, position=q.tolist(), velocity=qd.tolist())
-            msg.header.stamp = self.get_clock().now().to_msg()
-            self._publisher.publish(msg)
+            self._send(self._sent, self.get_clock().now().to_msg())
             self._sent += 1
+
+    def _send(self, k: int, stamp):
+        raise NotImplementedError
+
+
+class PumaStream(Stream):
+    """The PUMA's joint states, simulated under computed-torque control."""
+
+    def __init__(self, rate: float):
+        urdf = dynamics.puma_urdf()
+        super().__init__("puma_demo_stream", urdf, rate)
+        model = dynamics.load_urdf(urdf)
+        self._joints = list(model.joint_names)
+        self._motion = SimulatedPuma(model, rate)
+        self._publisher = self.create_publisher(JointState, "joint_states", 10)
+
+    def _send(self, k, stamp):
+        q, qd = self._motion()
+        msg = JointState(name=self._joints, position=q.tolist(), velocity=qd.tolist())
+        msg.header.stamp = stamp
+        self._publisher.publish(msg)
+
+
+class QuadrupedStream(Stream):
+    """solo12's odometry and joint states, one stamp for both (demo_quadruped)."""
+
+    def __init__(self, rate: float):
+        urdf = solo12_urdf()
+        super().__init__("solo12_demo_stream", urdf, rate)
+        self._motion = SwayingQuadruped(dynamics.load_urdf(urdf).joint_names)
+        self._odometry = self.create_publisher(Odometry, "odom", 10)
+        self._joint_states = self.create_publisher(JointState, "joint_states", 10)
+
+    def _send(self, k, stamp):
+        t = k / self.rate
+        (x, y, z, qx, qy, qz, qw), (vx, vy, vz, wx, wy, wz) = self._motion.base(t)
+        odometry = Odometry(child_frame_id=ROOT_LINK)
+        odometry.header.stamp, odometry.header.frame_id = stamp, "odom"
+        pose, twist = odometry.pose.pose, odometry.twist.twist
+        pose.position.x, pose.position.y, pose.position.z = x, y, z
+        pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = qx, qy, qz, qw
+        twist.linear.x, twist.linear.y, twist.linear.z = vx, vy, vz
+        twist.angular.x, twist.angular.y, twist.angular.z = wx, wy, wz
+        # First: the node pairs each joint state with odometry received before it.
+        self._odometry.publish(odometry)
+        q, qd = self._motion.joints(t)
+        msg = JointState(name=list(self._motion.joint_names), position=q.tolist(), velocity=qd.tolist())
+        msg.header.stamp = stamp
+        self._joint_states.publish(msg)
+
+
+ROBOTS = {"puma": (PumaStream, PUMA), "solo12": (QuadrupedStream, SOLO12)}
 
 
 def main(argv=None):
@@ -146,12 +200,23 @@ def main(argv=None):
     parser.add_argument("--duration", type=float, default=None,
                         help="seconds to run once the node's outputs arrive (default: until Ctrl-C)")
     parser.add_argument("--rate", type=float, default=500.0, help="joint state rate, Hz (500)")
+    parser.add_argument("--robot", choices=sorted(ROBOTS), default="puma",
+                        help="puma (default): the embedded PUMA 560, a fixed base; solo12: a "
+                        "quadruped with a floating base, trotting in place while its trunk sways "
+                        "(joint states and odometry; needs the example-robot-data package)")
     parser.add_argument("--no-node", action="store_true",
                         help="do not start the node here (it runs as another process)")
     options = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
+    stream, robot = ROBOTS[options.robot]
     rclpy.init(args=argv)
-    monitor = Monitor(options.rate, options.duration)
-    nodes = [PumaStream(options.rate), monitor]
+    try:
+        nodes = [stream(options.rate)]
+    except ExampleRobotDataMissing as error:
+        rclpy.try_shutdown()
+        print(f"robot_dynamics_demo: error: {error}", file=sys.stderr)
+        return 2
+    monitor = Monitor(options.rate, options.duration, robot)
+    nodes.append(monitor)
     if not options.no_node:
         nodes.append(DynamicsNode())
     executor = EventsExecutor()

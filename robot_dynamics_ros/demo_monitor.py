@@ -2,12 +2,13 @@
 
 Says what it waits for until the first outputs arrive, then prints a few
 entries of M and g, ||C|| under its two bounds and the payload the node
-serves; midway it puts a payload on the PUMA's last link through the node's
-parameter service, as a user would with ``ros2 param set``, so the change
-shows in the numbers.
+serves; midway it puts a payload on the robot (the PUMA's last link, solo12's
+trunk) through the node's parameter service, as a user would with ``ros2
+param set``, so the change shows in the numbers.
 """
 
 import time
+from typing import NamedTuple, Tuple
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -20,20 +21,55 @@ from std_msgs.msg import Float64MultiArray
 from robot_dynamics_ros.messages import BOUNDS_FIELDS
 from robot_dynamics_ros.node import NODE_NAME
 
-# A 2 kg tool 5 cm out along the last joint axis (inertia about its CoM, link axes).
-PAYLOAD = {"payload.link": "link6", "payload.mass": 2.0, "payload.com": [0.0, 0.0, 0.05],
-           "payload.inertia": [0.002, 0.0, 0.0, 0.002, 0.0, 0.001]}
 SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
 STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (a first run compiles ~30 s)
-HEADER = (f"{'t':>5} {'out/s':>6} {'latency':>8} {'M[0,0]':>7} {'M[1,1]':>7} {'M[2,2]':>7} "
-          f"{'g[1]':>7} {'g[2]':>7}   {'||C||':>6} <= {'k_c|qd|':>7} <= {'K_c|qd|':>7}  payload")
-INTRODUCTION = """\
+
+
+class DemoRobot(NamedTuple):
+    """What the terminal shows of one demo robot."""
+
+    name: str  # prefix of the demo's node names
+    introduction: str  # its first lines, formatted with the rate
+    units: str  # what the M and g columns are in
+    payload: dict  # the parameters set midway
+    matrix_entries: Tuple[int, int, int]  # diagonal entries of M shown
+    gravity_entries: Tuple[int, int]  # entries of g shown
+
+
+PUMA = DemoRobot(
+    name="puma",
+    introduction="""\
 A simulated PUMA 560 tracks Mohan & Saha (2007) Eq. (38) and streams its joint
 states at {rate:g} Hz to the robot_dynamics node, which answers each with M(q),
-C(q, qd), the Coriolis bounds and g(q). Once a second:
+C(q, qd), the Coriolis bounds and g(q).""",
+    units="M[i,i]   diagonal entries of the mass matrix, kg m^2; g[i]: gravity torques, N m",
+    # A 2 kg tool 5 cm out along the last joint axis (inertia about its CoM, link axes).
+    payload={"payload.link": "link6", "payload.mass": 2.0, "payload.com": [0.0, 0.0, 0.05],
+             "payload.inertia": [0.002, 0.0, 0.0, 0.002, 0.0, 0.001]},
+    matrix_entries=(0, 1, 2), gravity_entries=(1, 2))
+
+SOLO12 = DemoRobot(
+    name="solo12",
+    introduction="""\
+solo12 (example-robot-data) trots in place while its trunk rolls and sways; it
+streams joint states and odometry (pose and twist of base_link) at {rate:g} Hz
+to the robot_dynamics node, which serves it as a floating base (its URDF
+declares a floating root joint): v = [base twist in base_link (6), 12 joints],
+and M, C are 18 x 18.""",
+    units=("M[0,0]   the robot's mass, kg (the base block of M is its composite inertia); "
+           "M[3,3], M[4,4]: its\n           roll and pitch inertia about base_link, kg m^2; "
+           "g[2]: the force along base_link's\n           z axis that holds it up, N; "
+           "g[7]: gravity torque at FL_HFE, N m"),
+    # A 2 kg pack on the trunk, 5 cm above base_link (inertia about its CoM, link axes).
+    payload={"payload.link": "base_link", "payload.mass": 2.0, "payload.com": [0.0, 0.0, 0.05],
+             "payload.inertia": [0.01, 0.0, 0.0, 0.01, 0.0, 0.01]},
+    matrix_entries=(0, 3, 4), gravity_entries=(2, 7))
+
+INTRODUCTION = """\
+{introduction} Once a second:
   t        s since the demo started
   out/s    outputs received since the line before; latency: median joint state -> output
-  M[i,i]   diagonal entries of the mass matrix, kg m^2; g[i]: gravity torques, N m
+  {units}
   ||C||    ||C(q, qd)||_2 under its bounds k_c(q) ||qd|| and K_c ||qd||
   payload  what the node serves (a line is printed when the node reports it)
 {swap} the demo sets, on /{node}, through its parameter service
@@ -43,8 +79,9 @@ C(q, qd), the Coriolis bounds and g(q). Once a second:
 
 
 class Monitor(Node):
-    def __init__(self, rate: float, duration=None):
-        super().__init__("puma_demo_monitor")
+    def __init__(self, rate: float, duration=None, robot: DemoRobot = PUMA):
+        super().__init__(f"{robot.name}_demo_monitor")
+        self._robot = robot
         self._start = time.monotonic()
         self._duration = duration
         self._first_output = None  # monotonic time of the first outputs
@@ -61,8 +98,9 @@ class Monitor(Node):
         self.create_timer(1.0, self._tick)
         swap = ("Midway through the run" if duration else
                 f"{SWAP_AFTER_FIRST_OUTPUT:g} s after the first outputs")
-        payload = " ".join(f"{name}:={value}" for name, value in PAYLOAD.items())
-        print(INTRODUCTION.format(rate=rate, swap=swap, payload=payload, node=NODE_NAME), flush=True)
+        payload = " ".join(f"{name}:={value}" for name, value in robot.payload.items())
+        print(INTRODUCTION.format(introduction=robot.introduction.format(rate=rate), units=robot.units,
+                                  swap=swap, payload=payload, node=NODE_NAME), flush=True)
         print(f"{0.0:5.1f}  waiting for {self._waiting_for()}", flush=True)
 
     def finished(self) -> bool:
@@ -103,7 +141,7 @@ class Monitor(Node):
         if self._bounds is None or self._mass is None or self._gravity is None:
             print(f"{t:5.1f}  waiting for {self._waiting_for()}", flush=True)
         elif self._swap_at is None:
-            print(HEADER, flush=True)
+            print(self._header(), flush=True)
             self._first_output = time.monotonic()
             self._swap_at = t + (self._duration / 2 if self._duration else SWAP_AFTER_FIRST_OUTPUT)
         elif self._swap_at <= t:
@@ -112,18 +150,26 @@ class Monitor(Node):
 
     def _waiting_for(self) -> str:
         if self._diagnostics is None or not self._diagnostics.get("model"):
-            return (f"the /{NODE_NAME} node's first model: it builds the PUMA and searches its K_c; "
+            return (f"the /{NODE_NAME} node's first model: it builds the robot and searches its K_c; "
                     "a first run on this machine also compiles the numba kernels (~30 s, during "
                     "which this terminal may stay silent; cached afterwards)")
         return "the node's first outputs (its model is ready)"
+
+    def _header(self) -> str:
+        matrix = " ".join(f"{f'M[{i},{i}]':>7}" for i in self._robot.matrix_entries)
+        gravity = " ".join(f"{f'g[{i}]':>7}" for i in self._robot.gravity_entries)
+        return (f"{'t':>5} {'out/s':>6} {'latency':>8} {matrix} {gravity}   "
+                f"{'||C||':>6} <= {'k_c|qd|':>7} <= {'K_c|qd|':>7}  payload")
 
     def _print_outputs(self, t: float):
         m, g, b = self._mass, self._gravity, self._bounds
         qd_norm = b["coriolis_bound"] / b["kc_config"] if b["kc_config"] > 0 else 0.0
         latency = f"{1e3 * np.median(self._latencies):.2f}ms" if self._latencies else "-"
         payload = (self._diagnostics or {}).get("payloads", "") or "none"
-        print(f"{t:5.1f} {self._outputs:6d} {latency:>8} {m[0, 0]:7.3f} {m[1, 1]:7.3f} {m[2, 2]:7.3f} "
-              f"{g[1]:7.2f} {g[2]:7.2f}   {b['coriolis_norm']:6.3f} <= {b['coriolis_bound']:7.3f} <= "
+        matrix = " ".join(f"{m[i, i]:7.3f}" for i in self._robot.matrix_entries)
+        gravity = " ".join(f"{g[i]:7.2f}" for i in self._robot.gravity_entries)
+        print(f"{t:5.1f} {self._outputs:6d} {latency:>8} {matrix} {gravity}   "
+              f"{b['coriolis_norm']:6.3f} <= {b['coriolis_bound']:7.3f} <= "
               f"{b['kc_global'] * qd_norm:7.3f}  {payload}", flush=True)
         self._outputs = 0
         self._latencies = []
@@ -132,7 +178,7 @@ class Monitor(Node):
         print(f"{self._elapsed():5.1f}  setting payload.* on /{NODE_NAME} (SetParametersAtomically) ...",
               flush=True)
         future = self._parameters.set_parameters_atomically(
-            [Parameter(name, value=value) for name, value in PAYLOAD.items()])
+            [Parameter(name, value=value) for name, value in self._robot.payload.items()])
         future.add_done_callback(self._on_payload_set)
 
     def _on_payload_set(self, future):

@@ -43,14 +43,25 @@ def to_multiarray(values: np.ndarray, layout: MultiArrayLayout) -> Float64MultiA
     return Float64MultiArray(layout=layout, data=array.array("d", data.tobytes()))
 
 
-def output_templates(joints: Sequence[str]) -> Dict[str, CdrTemplate]:
+def output_templates(joints: Sequence[str], base: Sequence[str] = ()) -> Dict[str, CdrTemplate]:
     """A CdrTemplate per output topic of the node ("mass_matrix", ...), for
-    outputs in the order of ``joints``: the layouts of DESIGN.md, the names
-    and input stamp of ``~/gravity_torques``."""
+    outputs in the order of ``base`` + ``joints``: the layouts of DESIGN.md,
+    the names and input stamp of ``~/gravity_torques``.
+
+    ``base``: the base coordinates of a floating-base model (``base_vx`` ...
+    ``base_wz``). Its outputs say which coordinate is which: each axis label
+    is followed by the names of v, ``row:base_vx,...,joint``, and
+    ``~/gravity_torques`` names every coordinate, the base's included (their
+    efforts are the force and moment on the root link, in its frame, that
+    hold the robot up against gravity). Fixed-base labels stay "row",
+    "column", "i", "j", "k".
+    """
+    joints = tuple(base) + tuple(joints)
     n = len(joints)
-    matrix = multiarray_layout((n, n), MATRIX_LABELS)
+    names = ":" + ",".join(joints) if base else ""
+    matrix = multiarray_layout((n, n), [label + names for label in MATRIX_LABELS])
     bounds = bounds_layout()
-    gamma = multiarray_layout((n, n, n), CHRISTOFFEL_LABELS)
+    gamma = multiarray_layout((n, n, n), [label + names for label in CHRISTOFFEL_LABELS])
     return {
         "mass_matrix": CdrTemplate(lambda v, s: to_multiarray(v, matrix), n * n, stamped=False),
         "coriolis_matrix": CdrTemplate(lambda v, s: to_multiarray(v, matrix), n * n, stamped=False),

@@ -60,11 +60,12 @@ class ModelService:
     """
 
     def __init__(self, *, parameters: Mapping, gravity=(0.0, 0.0, -9.81), mimic="independent",
-                 joints=(), prepare: Callable = lambda served, previous: Snapshot(served),
+                 base="auto", joints=(), prepare: Callable = lambda served, previous: Snapshot(served),
                  report: Callable[[str], None] = lambda text: None,
                  installed: Callable = lambda live: None, niceness: int = 0):
         self._gravity = tuple(gravity)
         self._mimic = mimic
+        self._base = base
         self._joints = tuple(joints or ())
         self._prepare = prepare
         self._report_to = report
@@ -213,7 +214,7 @@ class ModelService:
     def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
         try:
             return load_description(load(), gravity=self._gravity, mimic=self._mimic,
-                                    joints=self._joints)
+                                    base=self._base, joints=self._joints)
         # Whatever a broken description raises, the last good model stays.
         except Exception as error:  # noqa: BLE001
             self._refuse("description", f"rejected robot description from {origin}: {error}")

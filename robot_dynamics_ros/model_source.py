@@ -9,6 +9,7 @@ positive semidefinite with the triangle inequalities, link present) belongs to
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import cached_property
 from os import PathLike
 from types import MappingProxyType
 from typing import Mapping, Optional, Sequence, Tuple, Union
@@ -16,6 +17,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.base_state import BaseFrames, base_frames
 from robot_dynamics_ros.dynamics.model import replace_payload
 from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
 from robot_dynamics_ros.dynamics.urdf import read_urdf_file
@@ -108,13 +110,49 @@ class ServedModel:
 
     ``model`` carries ``payloads`` (at most one per link, kept here to re-apply
     them to a new description). ``joints`` is the output joint order and
-    ``perm[i]`` the model index of ``joints[i]`` (None when it is the model order).
+    ``perm[i]`` the model index (in v) of output coordinate i (None when the
+    output order is the model order). A floating-base model's outputs have
+    its ``base`` coordinates first, then ``joints``; a fixed-base model has
+    no ``base`` coordinates.
     """
 
     payloads: Mapping[str, Payload]
     model: object
     joints: Tuple[str, ...]
     perm: Optional[np.ndarray]
+
+    @cached_property  # read per joint state
+    def base(self) -> Tuple[str, ...]:
+        """Names of the base coordinates of v (``base_vx`` ... ``base_wz``), () when fixed."""
+        model = self.model
+        return tuple(model.velocity_names[:model.nv - len(model.joint_names)])
+
+    @cached_property
+    def coordinates(self) -> Tuple[str, ...]:
+        """Names of the coordinates of every output, in output order: the base's, then ``joints``."""
+        return self.base + self.joints
+
+    @property
+    def root_link(self) -> str:
+        """The link whose pose and twist the base coordinates are."""
+        return self.model.base_link
+
+    @cached_property
+    def base_frames(self) -> BaseFrames:
+        """What a floating base's odometry is read against (``base_state.BaseFrames``):
+        the links fixed to the root link, and the free-flyer's placement."""
+        body, root_pose = self.model.link_frames[self.root_link]
+        to_root = np.linalg.inv(root_pose)
+        return base_frames(self.root_link, {
+            name: to_root @ pose for name, (other, pose) in self.model.link_frames.items()
+            if other == body}, self.model.joint_placement[0])
+
+    def neutral_configuration(self) -> np.ndarray:
+        """A valid q: zero joints, and for a floating base the identity orientation."""
+        q = np.zeros(self.model.nq)
+        if self.base:
+            q[6] = 1.0  # quaternion (x, y, z, w)
+        return q
 
     def with_payload(self, payload: Payload) -> "ServedModel":
         """A new ServedModel where ``payload`` replaces the one on its link.
@@ -134,7 +172,11 @@ class ServedModel:
 
 
 def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...], Optional[np.ndarray]]:
-    """Check the ``joints`` parameter against the model; empty means model order."""
+    """Check the ``joints`` parameter against the model; empty means model order.
+
+    Returns the joint order and the permutation of v it makes (the base
+    coordinates of a floating base stay first, in their order), or None.
+    """
     names = tuple(model.joint_names)
     if not joints:
         return names, None
@@ -155,9 +197,10 @@ def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...
             "the joints parameter must list every actuated joint of the model once ("
             + "; ".join(problems) + ")"
         )
-    index = {name: i for i, name in enumerate(names)}
-    perm = np.array([index[j] for j in joints], dtype=np.intp)
-    if np.array_equal(perm, np.arange(len(names))):
+    base = model.nv - len(names)
+    index = {name: base + i for i, name in enumerate(names)}
+    perm = np.array(list(range(base)) + [index[j] for j in joints], dtype=np.intp)
+    if np.array_equal(perm, np.arange(model.nv)):
         return joints, None
     return joints, perm
 
@@ -179,10 +222,14 @@ def load_description(
     *,
     gravity=(0.0, 0.0, -9.81),
     mimic: str = "independent",
+    base: str = "auto",
     joints: Optional[Sequence[str]] = None,
     payloads=(),
 ) -> ServedModel:
-    """Check, parse and serve a URDF text; raises a ValueError with the reason."""
+    """Check, parse and serve a URDF text; raises a ValueError with the reason.
+
+    ``base``: "fixed", "floating" or "auto", as ``dynamics.load_urdf`` takes it.
+    """
     check_description(text)
-    base = dynamics.load_urdf(text, gravity=tuple(gravity), mimic=mimic)
-    return serve(base, joints, payloads)
+    model = dynamics.load_urdf(text, gravity=tuple(gravity), mimic=mimic, base=base)
+    return serve(model, joints, payloads)

@@ -24,8 +24,9 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
-from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
-                                SetParametersResult)
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import (
+    FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult)
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
@@ -36,6 +37,7 @@ from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state, stamp_ns
 from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.kc_refinement import KcRefiner
@@ -110,10 +112,11 @@ class DynamicsNode(Node):
             time_budget=self.get_parameter("kc_refinement.time_budget").value,
             memory_limit_mb=self.get_parameter("kc_refinement.memory_limit_mb").value,
             niceness=BUILDER_NICENESS)
+        base = self.get_parameter("base").value
         self._service = ModelService(
             parameters={name: self.get_parameter(name).value for name in RUNTIME_PARAMETERS},
             gravity=self.get_parameter("gravity").value, mimic=self.get_parameter("mimic").value,
-            joints=self.get_parameter_or("joints").value, prepare=self._prepare,
+            base=base, joints=self.get_parameter_or("joints").value, prepare=self._prepare,
             report=self._report_error, installed=self._install, niceness=BUILDER_NICENESS)
         text = self.get_parameter("robot_description").value
         path = self.get_parameter("urdf_file").value
@@ -137,6 +140,12 @@ class DynamicsNode(Node):
             qos_overriding_options=QoSOverridingOptions.with_default_policies(),
             event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost)).topic_name
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
+        # base "auto" may serve a floating base (and a new description may
+        # switch): subscribed unless the base is fixed for sure.
+        self._base_states = None
+        if base != "fixed":
+            self._base_states = BaseStatePairing(self.get_parameter("base_state_timeout").value)
+            self.create_subscription(Odometry, "odom", self._on_odometry, JOINT_STATES_QOS)
         self.create_timer(1.0, self._publish_diagnostics)
         self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
         self._log_waiting()
@@ -172,6 +181,15 @@ class DynamicsNode(Node):
         self.declare_parameter("mimic", "independent", _descriptor(
             "Mimic joints: independent (own coordinate) or reduce (follow their master)",
             string, read_only=True, additional_constraints="one of: independent, reduce"))
+        self.declare_parameter("base", "auto", _descriptor(
+            "Root of the model: fixed (bolted to the world), floating (a free-flyer joint to the "
+            "world; base state from odom) or auto (floating when the URDF declares a floating "
+            "root joint)", string, read_only=True,
+            additional_constraints="one of: auto, fixed, floating"))
+        self.declare_parameter("base_state_timeout", 0.1, _descriptor(
+            "Floating base: a joint state is paired with the newest odometry stamped within this "
+            "many seconds of it (before or after), else dropped", double, read_only=True,
+            floating_point_range=[FloatingPointRange(from_value=0.0, to_value=3600.0)]))
         self.declare_parameter("payload.link", "", _descriptor(
             "Link that carries the parameter payload", string))
         self.declare_parameter("payload.mass", 0.0, _descriptor(
@@ -196,13 +214,13 @@ class DynamicsNode(Node):
     def _prepare(self, served: ServedModel, old) -> _Live:
         """The hot path's snapshot of ``served``, its outputs computed once (builder thread)."""
         self._refiner.refinement(served.model)  # the first K_c bound, with the node's memory limit
-        compute_outputs(served.model, np.zeros(served.model.nv), np.ones(served.model.nv))
+        compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv))
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
-        same_outputs = old is not None and old.served.joints == served.joints
+        same_outputs = old is not None and old.served.coordinates == served.coordinates
         return _Live(
             served=served,
             matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
-            templates=old.templates if same_outputs else output_templates(served.joints),
+            templates=old.templates if same_outputs else output_templates(served.joints, served.base),
         )
 
     def _install(self, live: _Live):
@@ -230,6 +248,16 @@ class DynamicsNode(Node):
         except RequestRefused:
             pass  # counted and reported by the service
 
+    def _on_odometry(self, msg: Odometry):
+        live = self._service.live
+        if live is None or not live.served.base:
+            return  # no model yet, or a fixed base: odometry is not part of its state
+        try:
+            self._base_states.add(msg, live.served.base_frames)
+        except BaseStateRejected as error:  # counted by the pairing
+            self._last_error = f"dropped odometry ({error.kind}): {error}"
+            self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)
+
     def _report_error(self, text: str):
         self._last_error = text
         self.get_logger().warning(text)
@@ -252,6 +280,13 @@ class DynamicsNode(Node):
             self._drop(error.kind, str(error))
             return
         served = live.served
+        if served.base:
+            try:
+                base = self._base_states.pair(stamp_ns(msg.header.stamp), served.root_link)
+            except BaseStateRejected as error:
+                self._drop(error.kind, str(error))
+                return
+            q, qd = full_state(base.position, base.velocity, q, qd)
         model = served.model
         try:
             values = compute_outputs(model, q, qd)
@@ -303,10 +338,14 @@ class DynamicsNode(Node):
         self._latency_reported = count
         recent = np.roll(self._latency_ns, -(count % LATENCY_WINDOW))[LATENCY_WINDOW - window:]
         dropped = sum(self._dropped.values())
+        odometry = self._base_states.counts() if self._base_states else {}
+        odometry_refused = sum(self._base_states.refused.values()) if self._base_states else 0
         values = {
             "model": live.served.model.name if live else "",
             "dof": str(live.served.model.nv) if live else "0",
             "joints": ",".join(live.served.joints) if live else "",
+            "base": (f"floating, root link {live.served.root_link}" if live.served.base
+                     else "fixed") if live else "",
             "payloads": ";".join(
                 f"{p.link}:{p.mass:g}kg" for p in live.served.payloads.values()) if live else "",
             "processed": str(self._processed),
@@ -316,13 +355,14 @@ class DynamicsNode(Node):
             "payloads_refused": str(refused["payload_parameters"] + refused["payload_topic"]),
             "descriptions_rejected": str(refused["description"]),
             **{f"refused.{kind}": str(n) for kind, n in sorted(refused.items())},
+            **odometry,
             **(self._refiner.status(live.served.model) if live else {}),
             "compute_samples": str(window),
             "compute_mean_us": f"{recent.mean() / 1e3:.1f}" if window else "",
             "compute_p99_us": f"{np.percentile(recent, 99) / 1e3:.1f}" if window else "",
             "last_error": self._last_error,
         }
-        problems = dropped + sum(refused.values())
+        problems = dropped + sum(refused.values()) + odometry_refused
         new_problems = problems - self._problems_reported
         self._problems_reported = problems
         if live is None:

@@ -17,6 +17,10 @@ documented in config/robot_dynamics.yaml):
   joints               output joint order (read-only; default: model order)
   gravity              [gx, gy, gz] in the root frame, m/s^2 (read-only)
   mimic                independent | reduce (read-only)
+  base                 auto | fixed | floating (read-only; auto: floating when
+                       the URDF declares a floating root joint)
+  base_state_timeout   floating base: s within which a joint state's odometry
+                       must be stamped (read-only, default 0.1)
   publish_christoffel  also publish ~/christoffel_symbols (default false)
   payload.link, payload.mass, payload.com, payload.inertia
                        a payload on a link, changeable at run time
@@ -25,8 +29,11 @@ Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
   in   robot_description     std_msgs/String, reliable, transient local
        joint_states          sensor_msgs/JointState, matched by joint name
        ~/payload             geometry_msgs/InertiaStamped, frame_id = link
+       odom                  nav_msgs/Odometry, floating base only: pose and
+                             twist of the root link (child_frame_id)
   out  ~/mass_matrix, ~/coriolis_matrix, ~/coriolis_bounds,
-       ~/christoffel_symbols std_msgs/Float64MultiArray, row-major
+       ~/christoffel_symbols std_msgs/Float64MultiArray, row-major (a floating
+                             base: 6 base coordinates, then the joints)
        ~/gravity_torques     sensor_msgs/JointState, effort = g(q)
        /diagnostics          diagnostic_msgs/DiagnosticArray, 1 Hz
 

@@ -36,6 +36,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from robot_dynamics_ros import bag_io
+from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state
 from robot_dynamics_ros.dynamics import coriolis_constant_interval
 from robot_dynamics_ros.messages import (
     BOUNDS_FIELDS,
@@ -126,6 +127,17 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         "CoM in link axes (kg m^2); repeat for more links")
     parser.add_argument("--joint-states", default="/joint_states", metavar="TOPIC",
                         help="sensor_msgs/JointState topic to replay (default: %(default)s)")
+    parser.add_argument("--base", choices=("auto", "fixed", "floating"), default="auto",
+                        help="root of the model, as the node's base parameter: floating adds a "
+                        "free-flyer joint to the world, auto does when the URDF declares a floating "
+                        "root joint (default: %(default)s)")
+    parser.add_argument("--odom-topic", default="/odom", metavar="TOPIC",
+                        help="floating base: nav_msgs/Odometry topic with the root link's pose and "
+                        "twist (default: %(default)s)")
+    parser.add_argument("--base-state-timeout", type=float, default=0.1, metavar="SECONDS",
+                        help="floating base: a joint state takes the newest odometry received "
+                        "before it and stamped within this many seconds of it, as the node's "
+                        "base_state_timeout (default: %(default)s)")
     parser.add_argument("--christoffel", action="store_true",
                         help="also write christoffel_symbols (node parameter publish_christoffel)")
     parser.add_argument("--storage", choices=sorted(bag_io.STORAGES),
@@ -174,7 +186,7 @@ def load_model(reader, args, input_path: Path) -> ServedModel:
             raise ReplayError(f"no /robot_description message in {str(input_path)!r}; pass --urdf FILE")
         text = msg.data
     try:
-        return load_description(text, payloads=payloads_from_args(args.payload))
+        return load_description(text, base=args.base, payloads=payloads_from_args(args.payload))
     except ValueError as error:
         raise ReplayError(f"model from {origin}: {error}") from error
 
@@ -183,7 +195,7 @@ class OutputStreams:
     """The node's output topics on a rosbags Writer, each with its CDR template."""
 
     def __init__(self, writer, served: ServedModel, christoffel: bool):
-        templates = output_templates(served.joints)
+        templates = output_templates(served.joints, served.base)
         self.writer = writer
         self.streams = []
         for topic, msgtype in output_topics(christoffel).items():
@@ -243,6 +255,70 @@ def match_chunk(matcher: JointStateMatcher, times, raws, dropped: Counter, reaso
     return times[usable], stamps[usable], q[usable], qd[usable]
 
 
+class BaseStates:
+    """Floating base: the bag's odometry, fed in bag-time order to the node's
+    pairing (``base_state``), so each joint state gets the base state the node
+    would have given it: the newest odometry received before it (bag time)
+    and stamped within the timeout of its stamp."""
+
+    def __init__(self, reader, served: ServedModel, args):
+        connections = bag_io.topic_connections(reader, args.odom_topic, bag_io.ODOMETRY)
+        if not connections:
+            topics = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections) or "none"
+            raise ReplayError(
+                f"the model {served.model.name!r} has a floating base, whose state comes from "
+                f"nav_msgs/Odometry, and there is no {args.odom_topic} topic in "
+                f"{str(args.input)!r} (name it with --odom-topic, or pass --base fixed); "
+                f"topics: {topics}")
+        try:
+            self.pairing = BaseStatePairing(args.base_state_timeout)
+        except ValueError as error:
+            raise ReplayError(f"--base-state-timeout: {error}") from error
+        self._root_link = served.root_link
+        self._frames = served.base_frames
+        self._path = args.input
+        self._chunks = bag_io.read_chunks(reader, connections, CHUNK, args.input)
+        self._times, self._raws, self._next = [], [], 0
+
+    def _receive_until(self, bag_time: int, reasons: dict):
+        """Hand the pairing every odometry message with a bag time up to ``bag_time``."""
+        while True:
+            if self._next == len(self._raws):
+                chunk = next(self._chunks, None)
+                if chunk is None:
+                    return
+                (times, self._raws), self._next = chunk, 0
+                self._times = times.tolist()
+            if self._times[self._next] > bag_time:
+                return
+            msg = bag_io.deserialize(self._raws[self._next], bag_io.ODOMETRY, self._path)
+            self._next += 1
+            try:
+                self.pairing.add(msg, self._frames)
+            except BaseStateRejected as error:  # counted by the pairing
+                reasons.setdefault(f"odometry_{error.kind}", str(error))
+
+    def pair(self, times, stamps, q, qd, dropped: Counter, reasons: dict):
+        """(times, stamps, q, v) of the joint states that have a base state, with it."""
+        usable = np.zeros(len(times), dtype=bool)
+        position, velocity = np.zeros((len(times), 7)), np.zeros((len(times), 6))
+        for i, (bag_time, (sec, nanosec)) in enumerate(zip(times.tolist(), stamps.tolist())):
+            self._receive_until(bag_time, reasons)
+            try:
+                base = self.pairing.pair(sec * 1_000_000_000 + nanosec, self._root_link)
+            except BaseStateRejected as error:
+                dropped[error.kind] += 1
+                reasons.setdefault(error.kind, str(error))
+                continue
+            position[i], velocity[i], usable[i] = base.position, base.velocity, True
+        q, qd = full_state(position[usable], velocity[usable], q[usable], qd[usable])
+        return times[usable], stamps[usable], q, qd
+
+    def refused(self) -> dict:
+        """Odometry messages refused, by reason, as the summary counts them."""
+        return {f"odometry_{kind}": n for kind, n in self.pairing.refused.items()}
+
+
 class Progress:
     """A one-line progress bar on stderr, only when it is a terminal."""
 
@@ -269,13 +345,15 @@ class Progress:
 class CsvTable:
     """--csv: one row per processed joint state, written chunk by chunk."""
 
-    def __init__(self, handle, joints: Sequence[str]):
+    def __init__(self, handle, served: ServedModel):
         self.handle = handle
-        n = len(joints)
+        positions = served.model.configuration_names
+        velocities = served.coordinates
+        n = len(velocities)
         cells = [f"[{r}][{c}]" for r in range(n) for c in range(n)]
         header = (["bag_time_ns", "stamp_sec", "stamp_nanosec"]
-                  + [f"q[{j}]" for j in joints] + [f"qd[{j}]" for j in joints]
-                  + list(BOUNDS_FIELDS) + [f"gravity_torques[{j}]" for j in joints]
+                  + [f"q[{j}]" for j in positions] + [f"qd[{j}]" for j in velocities]
+                  + list(BOUNDS_FIELDS) + [f"gravity_torques[{j}]" for j in velocities]
                   + ["mass_matrix" + c for c in cells] + ["coriolis_matrix" + c for c in cells])
         handle.write(",".join(header) + "\n")
 
@@ -455,10 +533,12 @@ def replay(args) -> dict:
         if not connections:
             topics = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections) or "none"
             raise ReplayError(f"no {args.joint_states} topic in {str(args.input)!r}; topics: {topics}")
+        base_states = BaseStates(reader, served, args) if served.base else None
+        # after every check of the bag: a refused replay does not wait for K_c
         kc = coriolis_constant_interval(served.model, time_budget=args.kc_time_budget)
         staged = StagedOutputs()
         try:
-            summary = run(reader, connections, served, args, staged)
+            summary = run(reader, connections, served, base_states, args, staged)
             summary["kc_interval"] = (kc.lower, kc.upper, kc.finished)
             staged.commit()
         # sqlite3.Error: the sqlite3 storage reports a full disk as its own error.
@@ -471,13 +551,13 @@ def replay(args) -> dict:
     return summary
 
 
-def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -> dict:
+def run(reader, connections, served: ServedModel, base_states, args, staged: StagedOutputs) -> dict:
     storage = args.storage or bag_io.storage_of(args.input)
     writer = bag_io.open_writer(staged.bag(args.output), storage) if args.output else None
     csv_handle = open(staged.file(args.csv), "w") if args.csv else None
     try:
         streams = OutputStreams(writer, served, args.christoffel) if writer else None
-        table = CsvTable(csv_handle, served.joints) if csv_handle else None
+        table = CsvTable(csv_handle, served) if csv_handle else None
         series = PlotSeries() if args.plot else None
         matcher = JointStateMatcher(served.model.joint_names)
         dropped, reasons = Counter(), {}
@@ -514,6 +594,8 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
                 for times, raws in bag_io.read_chunks(reader, connections, CHUNK, args.input):
                     read += len(raws)
                     times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
+                    if base_states:
+                        times, stamps, q, qd = base_states.pair(times, stamps, q, qd, dropped, reasons)
                     chunk = (ahead.submit(compute_outputs, served.model, q, qd),
                              times, stamps, q, qd) if len(times) else None
                     if pending:
@@ -524,6 +606,8 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
                     finish(pending)
         finally:
             progress.close()
+        if base_states:
+            dropped.update(base_states.refused())
         if processed == 0:
             why = "; ".join(f"{kind}: {reason}" for kind, reason in reasons.items())
             raise ReplayError(f"none of the {read} joint states on {args.joint_states} matches "
@@ -539,7 +623,7 @@ def run(reader, connections, served: ServedModel, args, staged: StagedOutputs) -
         if csv_handle:
             csv_handle.close()
     if series:
-        series.save(staged.file(args.plot), args.plot_format, served.joints,
+        series.save(staged.file(args.plot), args.plot_format, served.coordinates,
                     f"{served.model.name}, {args.input.name}")
     return {"read": read, "processed": processed, "dropped": dict(dropped), "reasons": reasons,
             "seconds": elapsed, "storage": storage, "topics": output_topics(args.christoffel)}

@@ -259,6 +259,10 @@ class Peer:
         self._stamp += 1
         return stamp(self._stamp)
 
+    def upcoming_stamp(self) -> Time:
+        """The stamp the next ``next_stamp`` (or ``compute``) gives: 1 s after the last."""
+        return stamp(self._stamp + 1)
+
     def compute(self, names, q, qd=(), timeout: float = 10.0, christoffel: bool = False) -> dict:
         """Publish one joint state and return the node's outputs for it.
 

@@ -159,7 +159,8 @@ def arm(workspace, tmp_path_factory):
     params_file.write_text(yaml.safe_dump(config))
     peer = harness.Peer(namespace="/arm")
     launch = Launch(workspace, folder / "launch.log", "robot_dynamics.launch.py",
-                    f"urdf_file:={urdf}", f"params_file:={params_file}", "namespace:=arm")
+                    f"urdf_file:={urdf}", f"params_file:={params_file}", "namespace:=arm",
+                    "base:=fixed", "base_state_timeout:=0.25")
     try:
         peer.wait_for_model("panda", STARTUP_TIMEOUT, launch)
         yield launch, peer, urdf
@@ -177,13 +178,15 @@ def test_node_runs_under_its_name_in_the_namespace(arm):
 def test_parameters_come_from_the_yaml_and_the_launch_arguments(arm):
     _, peer, urdf = arm
     values = peer.get_parameters(["urdf_file", "publish_christoffel", "payload.link", "payload.mass",
-                                  "payload.com", "payload.inertia", "gravity"])
+                                  "payload.com", "payload.inertia", "gravity", "base",
+                                  "base_state_timeout"])
     link, mass, com, inertia = HAND_PAYLOAD
     assert values[0] == urdf
     assert values[1] is True
     assert values[2:4] == [link, mass]
     assert list(values[4]) == com and list(values[5]) == inertia
     assert list(values[6]) == [0.0, 0.0, -9.81]  # left as the YAML has it
+    assert values[7:] == ["fixed", 0.25]
 
 
 def test_outputs_on_the_namespaced_topics_equal_pinocchio_with_the_yaml_payload(arm):
@@ -244,6 +247,26 @@ def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocch
         peer.close()
 
 
+def test_demo_launch_with_solo12_serves_a_floating_base(workspace, tmp_path):
+    """robot:=solo12: the stream's URDF declares a floating root joint, so the
+    node (base auto) serves 6 + 12 coordinates, each joint state paired with
+    the stream's odometry."""
+    peer = harness.Peer(namespace="/legs", outputs=("gravity_torques",))
+    launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics_demo.launch.py",
+                    "namespace:=legs", "robot:=solo12")
+    try:
+        values = peer.wait_for_model("solo", STARTUP_TIMEOUT, launch)
+        assert values["base"] == "floating, root link base_link" and values["dof"] == "18"
+        peer.wait_until(lambda: peer.count("gravity_torques") >= 50, 60.0, "50 gravity torques")
+        names = list(peer.messages("gravity_torques")[-1].name)
+        assert names[:6] == ["base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz"]
+        assert len(names) == 18
+        assert_clean_exit(launch)
+    finally:
+        launch.kill()
+        peer.close()
+
+
 # Bad arguments end the launch with an error that names them, before any process starts
 
 
@@ -251,6 +274,9 @@ def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocch
     ("params_file:=/nonexistent/params.yaml", "params_file:='/nonexistent/params.yaml' is not a file"),
     ("urdf_file:=/nonexistent/robot.urdf", "urdf_file:='/nonexistent/robot.urdf' is not a file"),
     ("namespace:=two words", "namespace:='two words' is not a valid ROS namespace"),
+    ("base:=wheeled", "base:='wheeled' is not one of auto, fixed, floating"),
+    ("base_state_timeout:=soon", "base_state_timeout:='soon' is not a number of seconds"),
+    ("base_state_timeout:=-1", "base_state_timeout:='-1' is not within 0 to 3600 s"),
 ])
 def test_a_bad_argument_fails_the_launch_with_a_clear_error(workspace, tmp_path, argument, message):
     launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics.launch.py", argument)

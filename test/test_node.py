@@ -377,6 +377,25 @@ def test_payload_swaps_are_atomic_under_load(panda, no_payloads):
     assert variants[0] > 0 and variants[1] > 0
 
 
+def test_fixed_base_ignores_odometry(panda):
+    """With base auto and a fixed-base robot, odometry (even malformed) is no
+    part of the state: not counted, not refused, and the outputs stay Pinocchio's."""
+    from nav_msgs.msg import Odometry
+
+    peer = panda.peer
+    publisher = peer.node.create_publisher(Odometry, "odom", 10)
+    peer.wait_until(lambda: publisher.get_subscription_count() > 0, 10.0, "the node's odom subscription")
+    msg = Odometry(child_frame_id="elsewhere")
+    msg.pose.pose.position.x = math.nan
+    publisher.publish(msg)
+    q, qd = panda.state()
+    harness.check_outputs(panda.compute(q, qd), panda.oracle, q, qd)
+    values = peer.diagnostics()
+    assert values["base"] == "fixed"
+    assert values["odometry_received"] == "0" and values["odometry_refused"] == "0"
+    peer.node.destroy_publisher(publisher)
+
+
 def broken_descriptions():
     urdf = robots.urdf_text(robots.example_robot_urdf("panda"))
     laughs = ('<?xml version="1.0"?><!DOCTYPE robot [<!ENTITY a "aaaaaaaaaa">'
@@ -423,3 +442,4 @@ def test_new_description_switches_to_tree_robot(panda):
         for key, err in harness.check_outputs(out, oracle, q, qd).items():
             worst[key] = max(worst.get(key, 0.0), err)
     print(f"solo12: worst relative error vs Pinocchio over 5 states: {worst}")
+
