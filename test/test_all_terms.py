@@ -75,7 +75,7 @@ def test_mimic_reduce_transforms_every_term():
 
 
 def test_batch_equals_each_sample():
-    # 70 samples run on the thread pool (batch._PARALLEL_FROM)
+    # 70 samples run on the thread pool (calls.PARALLEL_FROM)
     urdf, model, _ = robot("panda")
     rng = rng_for("all_terms batch")
     qs = random_configurations(model, rng, 70, urdf=urdf)

@@ -107,7 +107,7 @@ def test_mimic_reduce_is_tensor_transform(name):
                                                ("ur5_robot", 70, "safeea"),
                                                ("pr2", 2, "tree")])
 def test_batch_matches_single(case, count, method):
-    # 70 samples run on the thread pool (batch._PARALLEL_FROM); pr2 is reduced
+    # 70 samples run on the thread pool (calls.PARALLEL_FROM); pr2 is reduced
     urdf, model, oracle = robot(case, "reduce" if case == "pr2" else "independent")
     qs = random_configurations(model, rng_for("batch" + case), count, urdf=urdf)
     gb = christoffel_symbols(model, qs, method=method)

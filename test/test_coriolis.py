@@ -110,7 +110,7 @@ def test_mimic_reduce_is_jt_c_j(name):
 @pytest.mark.parametrize("case,count", [("panda", 5), ("random-302-30-tree", 70),
                                         ("pr2", 3)])
 def test_batch_matches_single_and_pinocchio(case, count):
-    # 70 samples run on the thread pool (batch._PARALLEL_FROM), 5 in one call
+    # 70 samples run on the thread pool (calls.PARALLEL_FROM), 5 in one call
     urdf, model, oracle = robot(case, "reduce" if case == "pr2" else "independent")
     rng = rng_for("batch" + case)
     qs = random_configurations(model, rng, count, urdf=urdf)

@@ -23,7 +23,7 @@ import numpy as np
 _THREADS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                else os.cpu_count() or 1)
 # below this many samples the thread hand-off costs more than it saves
-_PARALLEL_FROM = 64
+PARALLEL_FROM = 64
 _pool = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="dynamics")
 _entries = {}
 _F64 = np.dtype(np.float64)
@@ -89,7 +89,7 @@ def run(kernel, model, inputs, outs, settings=()):
     first failed sample that the kernel reported, or -1.
     """
     samples = len(inputs[0]) if inputs[0].ndim >= 2 else 0
-    if samples < _PARALLEL_FROM or _THREADS == 1:
+    if samples < PARALLEL_FROM or _THREADS == 1:
         return _call(kernel, model, settings, inputs, outs)
     bounds = np.linspace(0, samples, _THREADS + 1).astype(int)
     futures = [(a, _pool.submit(_call, kernel, model, settings, tuple(x[a:b] for x in inputs),

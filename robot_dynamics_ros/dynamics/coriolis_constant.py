@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit
 
 from .bounds import config_coriolis_constant, joint_limits, symbols_coriolis_constant
+from .calls import PARALLEL_FROM
 from .state import at_identity_base
 from .christoffel import christoffel_symbols
 from .errors import CoriolisConstantError
@@ -353,8 +354,12 @@ def first_upper_bound(model):
 
 def _chunk_size(model):
     """Samples per k_c evaluation: ``_CHUNK_DOUBLES`` doubles of Gamma at
-    most, so memory stays bounded whatever n (one sample at n >= 159)."""
-    return max(1, _CHUNK_DOUBLES // model.nb ** 3)
+    most, so memory stays bounded whatever n (one sample at n >= 159), and
+    fewer than ``calls.PARALLEL_FROM``: a chunk runs on the calling thread,
+    never on the thread pool, so a node's refinement thread (nice 10) is the
+    only one it takes from the executor (with the pool it took both cores,
+    and doubled the p99 latency of a 35-DoF node)."""
+    return max(1, min(_CHUNK_DOUBLES // model.nb ** 3, PARALLEL_FROM - 1))
 
 
 def _evaluate(model, Q, out):
