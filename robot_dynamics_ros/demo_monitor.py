@@ -150,7 +150,7 @@ class Monitor(Node):
 
     def _waiting_for(self) -> str:
         if self._diagnostics is None or not self._diagnostics.get("model"):
-            return (f"the /{NODE_NAME} node's first model: it builds the robot and searches its K_c; "
+            return (f"the /{NODE_NAME} node's first model: it builds the robot and its first guaranteed K_c bound; "
                     "a first run on this machine also compiles the numba kernels (~30 s, during "
                     "which this terminal may stay silent; cached afterwards)")
         return "the node's first outputs (its model is ready)"
@@ -185,4 +185,4 @@ class Monitor(Node):
         result = future.result().result
         answer = "accepted" if result.successful else f"refused: {result.reason}"
         print(f"{self._elapsed():5.1f}  payload {answer}; the outputs switch once the new model "
-              "and its K_c are built", flush=True)
+              "is built", flush=True)
