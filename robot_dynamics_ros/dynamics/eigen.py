@@ -104,13 +104,14 @@ def _end_eigenvalue(work, lo, hi, rank):
     come in pairs (26 steps instead of 4 on a 6-joint arm). So a step more
     than 0.2 of the one before is taken as for a root of multiplicity 2,
     which lands on an exact double root in one step (the same formula with
-    (n - 2) / 2 for n - 1); once a step has passed below the wanted root
-    (a near-double pair), the plain steps finish inside the bracket. One
+    (n - 2) / 2 for n - 1); once a step has passed the wanted root (a
+    near-double pair), the plain steps finish inside the bracket. One
     reciprocal per pivot: the divisions chained through the pivots are what
     a step costs.
     """
     n = work.shape[0]
-    x = hi if rank == n - 1 else lo
+    from_above = rank == n - 1
+    x = hi if from_above else lo
     previous = 0.0
     overshot = False
     for _ in range(200):
@@ -140,11 +141,12 @@ def _end_eigenvalue(work, lo, hi, rank):
             h += u * u - w
             if pivot < 0.0:
                 count += 1
-        if count > rank:
+        above = count > rank
+        if above:
             hi = min(hi, x)
         else:
             lo = max(lo, x)
-            overshot = overshot or previous != 0.0
+        overshot = overshot or (previous != 0.0 and above != from_above)
         if hi - lo <= 2.0 * _EPS * max(abs(lo), abs(hi)):
             break
         spread = max(0.0, n * h - g * g)
