@@ -224,11 +224,6 @@ class Model:
         return replace(self, inertia=body_inertia, payloads=payloads,
                        _local=PerThread())
 
-    def with_payloads_removed(self) -> "Model":
-        """The same robot without any payload."""
-        return replace(self, inertia=self.link_inertia.copy(), payloads={},
-                       _local=PerThread())
-
     def with_gravity(self, gravity) -> "Model":
         """A new model with another gravity vector (3,), in the root frame."""
         return replace(self, gravity=check_gravity(gravity), _local=PerThread())
