@@ -67,7 +67,7 @@ def _gram_matrices(gamma, grams):
 
 
 @njit(cache=True, nogil=True)
-def _config_constant(gamma, grams):
+def config_constant_kernel(gamma, grams):
     """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
     n = gamma.shape[0]
     _gram_matrices(gamma, grams)
@@ -92,7 +92,7 @@ def _kc_of_reduced(grams, n):
 def _config_constants(data, gamma, out):
     """k_c per sample into out (N,): what the search for K_c evaluates."""
     for s in range(gamma.shape[0]):
-        out[s] = _config_constant(gamma[s], data.grams)
+        out[s] = config_constant_kernel(gamma[s], data.grams)
     return -1
 
 

@@ -23,11 +23,15 @@ model, an interval ``[lower, upper]`` that contains K_c:
    (each joint's motion enters M at most twice, through S and through the
    inertia it moves), so 5 (or 3) samples per coordinate on a tensor grid
    give its expansion exactly, hence global bounds on its first and second
-   derivatives (``fourier_derivative_bounds``). A box's bound is the
-   smaller of a Lipschitz form and a second-order Taylor form maximised
-   over the box's vertices (``_second_order_bounds``). For models needing
-   more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced models (whose Gamma is no
-   such polynomial of the reduced q), refinement only raises ``lower``.
+   derivatives (``fourier_derivative_bounds``). Along each side of a box,
+   5 (or 3) samples give Gamma's restriction exactly, so a box's bound is
+   the smaller of a Lipschitz form and a second-order form whose only
+   global part is the mixed second derivatives (``_box_bounds``). Boxes
+   whose bound is within the tolerance leave the list, and the side to
+   halve is the one that adds most to the box's bound. For models needing
+   more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced
+   models (whose Gamma is no such polynomial of the reduced q), refinement
+   only raises ``lower``.
 
 Joints whose parent is the fixed world never enter Gamma: turning or sliding
 their whole subtree rigidly leaves M unchanged (MATH.md: dM_ab/dq_c = 0
@@ -46,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import config_coriolis_constant, joint_limits, symbols_coriolis_constant
+from .bounds import config_constant_kernel, config_coriolis_constant, joint_limits
 from .calls import PARALLEL_FROM
 from .state import at_identity_base
 from .christoffel import christoffel_symbols
@@ -67,10 +71,9 @@ _CHUNK_DOUBLES = 4_000_000
 _SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
-# 5^6 covers a 7-joint arm once its first joint is dropped. Panda's 6 angles
-# and 2 fingers would take 140,625, whose expansion (820 MB of Gamma, so ~60
-# passes over the grid within the memory budget) alone outlasts a minute.
-_MAX_FOURIER_SAMPLES = 20_000
+# panda's 6 angles and 2 fingers take 140,625 (820 MB of Gamma, so ~20 passes
+# over the grid within 120 MB: 19 s); 8 angles would take 390,625.
+_MAX_FOURIER_SAMPLES = 200_000
 
 
 class KcInterval(NamedTuple):
@@ -424,26 +427,27 @@ def _value_margin(model, first):
 
 def _axis_transforms(prismatic, lo, hi):
     """Per coordinate on which Gamma depends: (nodes q_j, matrix T with
-    coefficients = T @ samples, w1_a >= sup |b_a'|, w2_a >= sup |b_a''| of
-    each basis function b_a). Revolute: 5 equispaced angles, the discrete
-    Fourier transform, b_a = e^{i a q} for a = 0, 1, 2, -2, -1 (|a|, a^2).
-    Prismatic: the Chebyshev nodes mid + radius (1, 0, -1), b_a = T_a((q -
-    mid) / radius) for a = 0, 1, 2 (a^2 / radius by Markov's inequality,
-    and T_2'' = 4 / radius^2). Both interpolations are exact for degree <= 2, and every
-    row of T has l1 norm 1 (so rounding in the samples is not amplified)."""
+    coefficients = T @ samples, w with w[d, a] >= sup |b_a^(d)| for the
+    d-th derivative of each basis function b_a, d = 0, 1, 2). Revolute: 5
+    equispaced angles, the discrete Fourier transform, b_a = e^{i a q} for
+    a = 0, 1, 2, -2, -1 (|a|^d). Prismatic: the Chebyshev nodes mid +
+    radius (1, 0, -1), b_a = T_a((q - mid) / radius) for a = 0, 1, 2 (1;
+    a^2 / radius by Markov's inequality; T_2'' = 4 / radius^2). Both
+    interpolations are exact for degree <= 2, and every row of T has l1
+    norm 1 (so rounding in the samples is not amplified)."""
     transforms = []
     for is_prismatic, low, high in zip(prismatic, lo, hi):
         if is_prismatic:
             mid, radius = 0.5 * (low + high), 0.5 * (high - low)
             matrix = np.array([[0.25, 0.5, 0.25], [0.5, 0.0, -0.5], [0.25, -0.5, 0.25]], dtype=complex)
             transforms.append((mid + radius * np.array([1.0, 0.0, -1.0]), matrix,
-                               np.array([0.0, 1.0, 4.0]) / radius,
-                               np.array([0.0, 0.0, 4.0]) / radius ** 2))
+                               np.array([[1.0, 1.0, 1.0], np.array([0.0, 1.0, 4.0]) / radius,
+                                         np.array([0.0, 0.0, 4.0]) / radius ** 2])))
         else:
             angles = 2.0 * np.pi * np.arange(5) / 5
             orders = np.array([0, 1, 2, -2, -1])
             transforms.append((angles, np.exp(-1j * np.outer(orders, angles)) / 5,
-                               np.abs(orders).astype(float), (orders ** 2).astype(float)))
+                               np.abs(orders)[None].astype(float) ** np.arange(3)[:, None]))
     return transforms
 
 
@@ -458,8 +462,8 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     (tested in test_coriolis_constant.py), so with P = 5^r 3^p samples on
     the tensor grid of ``_axis_transforms`` its expansion
     ``Gamma(q) = sum_alpha C_alpha prod_l b_alpha_l(q_l)`` is exact, and
-    ``N(dGamma/dq_l) <= sum_alpha w1(alpha_l) nu_alpha`` (|b| <= 1 on the
-    domain), and likewise with w1 w1 or w2 for the second derivatives, with
+    ``N(dGamma/dq_l) <= sum_alpha w[1, alpha_l] nu_alpha`` (|b| <= 1 on the
+    domain), and likewise with w[1] w[1] or w[2] for the second derivatives, with
     ``nu_alpha = ||C_alpha||_F`` (>= N), or ``_pair_norms`` when all the
     coefficient tensors fit in ``memory_bytes`` at once. The entries of Gamma are
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
@@ -493,7 +497,7 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
             values[first:first + chunk] = gamma[:, picked]
             yield
         coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
-        for axis, (_, matrix, _, _) in enumerate(transforms):
+        for axis, (_, matrix, _) in enumerate(transforms):
             coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
         if whole:
             squares = _pair_norms(coefficients.reshape(sizes + (n, n, n))) ** 2
@@ -503,18 +507,18 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin
     m = len(free)
 
-    def along(axis, w):
-        shape = [1] * m
-        shape[axis] = len(w)
-        return w.reshape(shape)
+    def bound(*axes):
+        """sum_alpha nu_alpha prod_l sup |b^(d_l)|, d_l = how often l is in axes"""
+        weight = np.ones(sizes)
+        for l in set(axes):
+            shape = [1] * m
+            shape[l] = sizes[l]
+            weight = weight * transforms[l][2][axes.count(l)].reshape(shape)
+        return (norms * weight).sum()
 
-    first = np.array([(norms * along(l, t[2])).sum() for l, t in enumerate(transforms)])
-    second = np.empty((m, m))
-    for l, tl in enumerate(transforms):
-        for r, tr in enumerate(transforms):
-            weight = along(l, tl[3]) if l == r else along(l, tl[2]) * along(r, tr[2])
-            second[l, r] = (norms * weight).sum()
     inflate = 1.0 + 64 * (m + 2) * _EPS
+    first = np.array([bound(l) for l in range(m)])
+    second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
     return first * inflate, second * inflate
 
 
@@ -534,74 +538,228 @@ def _pair_norms(coefficients):
     return np.sqrt(norm(coefficients.real) ** 2 + norm(coefficients.imag) ** 2) * (1.0 + 1e-9)
 
 
-def _line_offsets(prismatic, lo, hi):
-    """Per coordinate: (offsets s_j from a centre, weights d_j) with
-    dGamma/dq_l(c) = sum_j d_j Gamma(c + s_j e_l), exact for degree <= 2:
-    revolute, the derivative of the trigonometric interpolant at 5
-    equispaced angles, d_j = 2/5 sum_{a=1,2} a sin(a s_j) (d_0 = 0, so the
-    centre is not needed); prismatic, the central difference over the
-    joint's half range."""
-    angles = 2.0 * np.pi * np.arange(1, 5) / 5
-    turn = 0.4 * (np.sin(angles) + 2.0 * np.sin(2.0 * angles))
-    lines = []
-    for is_prismatic, low, high in zip(prismatic, lo, hi):
+class _Lines(NamedTuple):
+    """The exact restrictions of Gamma to the lines c + t e_l through a box's
+    centre, one row per coordinate l, from samples at c + ``offsets[l, j]``
+    e_l (j < ``samples[l]``): dGamma/dq_l(c) = sum_j ``derivative[l, j]``
+    Gamma_j, and ``Gamma(c + t e_l) = Gamma(c) + t dGamma/dq_l(c) + sum_r
+    phi_r(t) A_r`` (r < ``rests[l]``) with ``A_r = sum_j curvature[l, r,
+    j] Gamma_j`` over the samples, the centre first (j = 0), and
+    ``|phi_r(t)| <= min(scale[l, r] |t|^power[l, r], cap[l, r])``."""
+
+    offsets: np.ndarray
+    samples: np.ndarray
+    derivative: np.ndarray
+    rests: np.ndarray
+    curvature: np.ndarray
+    scale: np.ndarray
+    power: np.ndarray
+    cap: np.ndarray
+
+
+def _lines(prismatic, lo, hi):
+    """The ``_Lines`` of the coordinates, exact for degree <= 2.
+
+    Revolute: 5 equispaced angles s_j = 2 pi j / 5 (s_0 = 0, the centre),
+    through which the trigonometric interpolant ``Gamma(c + t e_l) = E_0 +
+    sum_{a=1,2} A_a cos(a t) + B_a sin(a t)`` passes, A_a = 2/5 sum_j
+    Gamma_j cos(a s_j), B_a = 2/5 sum_j Gamma_j sin(a s_j); its derivative at
+    t = 0 is sum_a a B_a, and the rest ``A_a (cos(a t) - 1) + B_a (sin(a t)
+    - a t)`` with |cos x - 1| <= min(x^2 / 2, 2), |sin x - x| <= |x|^3 / 6.
+    Prismatic: the parabola through c and c +- r (r the joint's half range):
+    central difference and A = (Gamma_+ + Gamma_- - 2 Gamma(c)) / (2 r^2)
+    times t^2."""
+    m = len(prismatic)
+    angles = 2.0 * np.pi * np.arange(5) / 5
+    trig = 0.4 * np.array([np.cos(angles), np.sin(angles), np.cos(2 * angles), np.sin(2 * angles)])
+    lines = _Lines(np.zeros((m, 4)), np.full(m, 4), np.zeros((m, 4)), np.full(m, 4),
+                   np.zeros((m, 4, 5)), np.zeros((m, 4)), np.zeros((m, 4)), np.full((m, 4), np.inf))
+    for l, (is_prismatic, low, high) in enumerate(zip(prismatic, lo, hi)):
         if is_prismatic:
             radius = 0.5 * (high - low)
-            lines.append((np.array([-radius, radius]), np.array([-0.5, 0.5]) / radius))
+            lines.samples[l] = 2
+            lines.offsets[l, :2] = -radius, radius
+            lines.derivative[l, :2] = np.array([-0.5, 0.5]) / radius
+            lines.rests[l] = 1
+            lines.curvature[l, 0, :3] = np.array([-2.0, 1.0, 1.0]) / (2.0 * radius ** 2)
+            lines.scale[l, 0], lines.power[l, 0] = 1.0, 2.0
         else:
-            lines.append((angles, turn))
+            lines.offsets[l] = angles[1:]
+            lines.derivative[l] = (trig[1] + 2.0 * trig[3])[1:]
+            lines.curvature[l] = trig
+            lines.scale[l] = np.array([0.5, 1 / 6, 0.5 * 4, 8 / 6])
+            lines.power[l] = 2.0, 3.0, 2.0, 3.0
+            lines.cap[l] = 2.0, np.inf, 2.0, np.inf
     return lines
 
 
-def _second_order_bounds(model, free, lines, base, centres, halves, hessian, margin, entry_margin):
-    """Upper bounds on sup k_c over boxes (a generator; the bounds are its
-    return value).
+@njit(cache=True, nogil=True)
+def _norm_bound(A):
+    """An upper bound on N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) with no
+    eigen-solver: ||B||_2^2 <= min(||B||_F^2, ||B||_1 ||B||_inf), inflated by
+    4 (n + 2) eps for the rounding of its sums."""
+    n = A.shape[0]
+    total = 0.0
+    for k in range(n):
+        frobenius = 0.0
+        rows = 0.0
+        for i in range(n):
+            row = 0.0
+            for j in range(n):
+                row += abs(A[i, j, k])
+                frobenius += A[i, j, k] * A[i, j, k]
+            rows = max(rows, row)
+        columns = 0.0
+        for j in range(n):
+            column = 0.0
+            for i in range(n):
+                column += abs(A[i, j, k])
+            columns = max(columns, column)
+        total += min(frobenius, rows * columns)
+    return np.sqrt(total) * (1.0 + 4 * (n + 2) * _EPS)
 
-    Taylor's theorem in the tensor space: Gamma(c + t) = Gamma(c) + sum_l
-    t_l D_l + R with D_l = dGamma/dq_l(c) (``_line_offsets``, exact) and
-    N(R) <= 1/2 sum_lm |t_l| |t_m| H_lm (``fourier_derivative_bounds``).
-    N is convex, so N(Gamma(c) + sum_{l in S} t_l D_l) over the box is
-    largest at one of its 2^|S| vertices, computed for the (at most 4)
-    coordinates S of largest h_l ||D_l||_F; the others add h_l ||D_l||_F
-    (N <= Frobenius). Rounding: ``margin`` per computed k_c, and the
-    samples' error ``entry_margin`` per entry through the weights d_j.
-    Cost per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per
-    coordinate, and 2^|S| evaluations of k_c from tensors, O(n^4) each.
+
+@njit(cache=True, nogil=True)
+def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, power, cap,
+                lipschitz, hessian, margin, sampled, grams, bounds, excess, centre_values):
+    """The bounds of ``_box_bounds`` from the boxes' samples gamma (boxes,
+    stride, n^3): the centre, then each line's samples in order. Writes
+    bounds (boxes,), excess (boxes, m) and k_c at the centres."""
+    count, m = halves.shape
+    size3 = gamma.shape[2]
+    n = grams.shape[0]
+    slopes = np.empty((m, size3))
+    rest = np.empty(size3)
+    vertex = np.empty(size3)
+    size = np.empty(m)
+    corners = min(3, m)
+    chosen = np.empty(corners, dtype=np.int64)
+    taken = np.empty(m, dtype=np.bool_)
+    for b in range(count):
+        centre = gamma[b, 0]
+        h = halves[b]
+        value = config_constant_kernel(centre.reshape((n, n, n)), grams)
+        centre_values[b] = value
+        row = 1
+        error = 0.0
+        own_total = 0.0
+        for l in range(m):
+            weight_sum = 0.0
+            for j in range(samples[l]):
+                weight_sum += abs(derivative[l, j])
+            slopes[l] = 0.0
+            for j in range(samples[l]):
+                weight = derivative[l, j]
+                for e in range(size3):
+                    slopes[l, e] += weight * gamma[b, row + j, e]
+            size[l] = _norm_bound(slopes[l].reshape((n, n, n))) * h[l]
+            excess[b, l] = size[l] + h[l] * weight_sum * sampled
+            error += h[l] * weight_sum * sampled
+            own = 0.0
+            for r in range(rests[l]):
+                weight_sum = abs(curvature[l, r, 0])
+                for j in range(samples[l]):
+                    weight_sum += abs(curvature[l, r, j + 1])
+                weight = curvature[l, r, 0]
+                for e in range(size3):
+                    rest[e] = weight * centre[e]
+                for j in range(samples[l]):
+                    weight = curvature[l, r, j + 1]
+                    for e in range(size3):
+                        rest[e] += weight * gamma[b, row + j, e]
+                factor = min(scale[l, r] * h[l] ** power[l, r], cap[l, r])
+                own += factor * (_norm_bound(rest.reshape((n, n, n))) + margin + weight_sum * sampled)
+            own = min(own, 0.5 * hessian[l, l] * h[l] * h[l])
+            excess[b, l] += own
+            own_total += own
+            row += samples[l]
+        mixed = 0.0
+        for l in range(m):
+            for k in range(l):
+                term = h[k] * h[l] * hessian[k, l]
+                mixed += term
+                excess[b, l] += 0.5 * term
+                excess[b, k] += 0.5 * term
+        # the vertices of the linear model along the sides of largest size
+        taken[:] = False
+        for c in range(corners):
+            best = -1
+            for l in range(m):
+                if not taken[l] and (best < 0 or size[l] > size[best]):
+                    best = l
+            chosen[c] = best
+            taken[best] = True
+        unchosen = 0.0
+        for l in range(m):
+            if not taken[l]:
+                unchosen += size[l]
+        top = -np.inf
+        for v in range(1 << corners):
+            for e in range(size3):
+                vertex[e] = centre[e]
+            for c in range(corners):
+                step = (1.0 if (v >> c) & 1 else -1.0) * h[chosen[c]]
+                for e in range(size3):
+                    vertex[e] += step * slopes[chosen[c], e]
+            top = max(top, config_constant_kernel(vertex.reshape((n, n, n)), grams))
+        second = top + margin + unchosen + error + own_total + mixed
+        first = value + margin
+        for l in range(m):
+            first += h[l] * lipschitz[l]
+        bounds[b] = min(first, second)
+        if np.isnan(first) or np.isnan(second) or np.isnan(top):
+            bounds[b] = np.inf  # an overflow: no bound from this box
+
+
+def _box_bounds(model, free, lines, base, centres, halves, derivatives, margin, entry_margin, offer):
+    """(Upper bounds on sup k_c over boxes, each box's excess per side) (a
+    generator: that pair is its return value).
+
+    Along each side the restriction of Gamma is known exactly (``_Lines``):
+    ``Gamma(c + t_l e_l) = Gamma(c) + t_l D_l + R_l(t_l)``, and the rest is
+    mixed: ``Gamma(c + t) - Gamma(c) - sum_l (Gamma(c + t_l e_l) - Gamma(c))``
+    is, telescoping one coordinate at a time, a sum over pairs p < l of
+    integrals of d^2 Gamma/dq_p dq_l, so its N is at most ``sum_{p<l} h_p
+    h_l H_pl`` (``fourier_derivative_bounds``). N is convex, so
+    N(Gamma(c) + sum_{l in S} t_l D_l) over the box is largest at one of its
+    2^|S| vertices, computed for the (at most 4) sides S of largest h_l
+    ||D_l||_F; the other sides add h_l ||D_l||_F (N <= Frobenius); each
+    side adds ``sum_r min(scale_r h^power_r, cap_r) N(A_r)`` for R_l (or
+    H_ll h_l^2 / 2, the smaller; N(A_r) bounded by ``_norm_bound``). The
+    bound is also at most the Lipschitz bound ``k_c(c) + sum_l L_l h_l``
+    (N is a norm). Rounding: ``margin`` per computed N, and the samples'
+    error ``entry_margin`` per entry through the l1 norm of the weights
+    that combine them. A side's excess (its share of the bound above
+    k_c(c): first-order, its own rest and half its mixed terms) picks the
+    side to halve. ``offer(values, q)`` receives k_c at the centres. Cost
+    per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per side,
+    and 2^|S| + 1 evaluations of N, O(n^4) each.
     """
+    lipschitz, hessian = derivatives
     count, m = centres.shape
     n = model.nv
-    offsets = [(l, s, d) for l, (ss, dd) in enumerate(lines) for s, d in zip(ss, dd)]
-    q = np.tile(base, (count * (1 + len(offsets)), 1))
-    points = np.repeat(centres, 1 + len(offsets), axis=0)
-    for row, (l, shift, _) in enumerate(offsets):
-        points[row + 1::1 + len(offsets), l] += shift
-    q[:, free] = points
+    stride = 1 + lines.samples.sum()
+    points = np.repeat(centres, stride, axis=0).reshape(count, stride, m)
+    row = 1
+    for l in range(m):
+        points[:, row:row + lines.samples[l], l] += lines.offsets[l, :lines.samples[l]]
+        row += lines.samples[l]
+    q = np.tile(base, (count * stride, 1))
+    q[:, free] = points.reshape(-1, m)
     gamma = np.empty((len(q), n, n, n))
     chunk = _chunk_size(model)
     for start in range(0, len(q), chunk):
         gamma[start:start + chunk] = christoffel_symbols(model, q[start:start + chunk])
         yield
-    gamma = gamma.reshape(count, 1 + len(offsets), n, n, n)
-    centre_gamma = gamma[:, 0]
-    slopes = np.zeros((count, m, n, n, n))
-    error = np.zeros(m)
-    for row, (l, _, d) in enumerate(offsets):
-        slopes[:, l] += d * gamma[:, row + 1]
-        error[l] += abs(d) * entry_margin * n ** 1.5
-    del gamma
-    size = np.sqrt((slopes ** 2).sum(axis=(2, 3, 4))) * halves
-    chosen = np.argsort(-size, axis=1)[:, :min(4, m)]
-    corners = chosen.shape[1]
-    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * corners, indexing="ij")).reshape(corners, -1).T
-    rows = np.arange(count)[:, None]
-    steps = slopes[rows, chosen] * halves[rows, chosen][..., None, None, None]
-    vertices = centre_gamma[:, None] + np.einsum("vs,bsijk->bvijk", signs, steps)
-    values = symbols_coriolis_constant(model, vertices.reshape(-1, n, n, n)).reshape(count, -1)
+    bounds = np.empty(count)
+    excess = np.empty((count, m))
+    values = np.empty(count)
+    _box_kernel(gamma.reshape(count, stride, n ** 3), np.ascontiguousarray(halves), *lines[1:],
+                lipschitz, hessian, margin, n ** 1.5 * entry_margin, np.empty((n, n, n + 2)),
+                bounds, excess, values)
+    offer(values, q[::stride])
     yield
-    rest = size.sum(axis=1) - np.take_along_axis(size, chosen, axis=1).sum(axis=1)
-    remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
-    bounds = values.max(axis=1) + margin + rest + halves @ error + remainder
-    return np.where(np.isnan(bounds), np.inf, bounds) * (1.0 + 64 * (m + 2) * _EPS)
+    return bounds * (1.0 + 64 * (m + 2) * _EPS), excess
 
 
 class CoriolisConstantRefinement:
@@ -615,8 +773,9 @@ class CoriolisConstantRefinement:
     within the limits, a compass ascent from the 24 best, then the branch
     and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
     only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
-    Gamma, a quarter of ``memory_limit_mb`` for the expansion of Gamma and
-    half for the boxes (9 m + 8 bytes each, m coordinates).
+    Gamma, three quarters of ``memory_limit_mb`` for the expansion of Gamma
+    (freed before the boxes are made) and half for the boxes (9 m + 9 bytes
+    each, m coordinates).
     Refinement has ``finished`` when ``upper <= tolerance * lower``, when
     the boxes would exceed their memory, or when there is nothing left to
     do (the search for ``lower`` is over and no branch and bound applies:
@@ -714,12 +873,12 @@ class CoriolisConstantRefinement:
         return free, prismatic, lo, hi
 
     def _branch_and_bound(self):
-        """Branch and bound over boxes of the limits: each box's bound is the
-        smaller of the Lipschitz bound ``k_c(c) + sum_l L_l h_l`` (k_c is
-        L_l-Lipschitz in q_l because N is a norm) and the second-order bound
-        of ``_second_order_bounds``; boxes whose bound is below ``lower``
-        are dropped, those of largest bound (64, or a 16th of all, at most
-        4096 per round) are halved along the side of largest L_l h_l."""
+        """Branch and bound over boxes of the limits (``_box_bounds``). A box
+        whose bound is below ``lower`` cannot hold K_c, and one whose bound
+        is within ``tolerance * lower`` needs no more work: both leave the
+        list (the largest bound that left within the tolerance stays part
+        of ``upper``). The boxes of largest bound (64, or a 16th of all, at
+        most 4096 per round) are halved along the side of largest excess."""
         model = self.model
         free, prismatic, lo, hi = self._domain()
         m = len(free)
@@ -728,49 +887,43 @@ class CoriolisConstantRefinement:
         memory = self.memory_limit_mb * 1e6
         margin = _value_margin(model, self.first_bound)
         entry_margin = margin + 8 * (m + 2) * _EPS * self.first_bound
-        lipschitz, hessian = yield from fourier_derivative_bounds(
-            model, free, prismatic, lo, hi, entry_margin, memory / 4)
-        lines = _line_offsets(prismatic, lo, hi)
-        # a box: its centre (m doubles), bound (1) and how often each side
-        # was halved (m bytes: the half-widths are exact powers of 2 of the
-        # domain's)
-        max_boxes = int(memory / 2 / (9 * m + 8))
+        derivatives = yield from fourier_derivative_bounds(
+            model, free, prismatic, lo, hi, entry_margin, 0.75 * memory)
+        lines = _lines(prismatic, lo, hi)
+        # a box: its centre (m doubles), bound (1), how often each side was
+        # halved (m bytes: the half-widths are exact powers of 2 of the
+        # domain's) and the side to halve next (1 byte)
+        max_boxes = int(memory / 2 / (9 * m + 9))
         domain = 0.5 * (hi - lo)
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
-        inflate = 1.0 + 64 * (m + 2) * _EPS
+        # boxes per call: their Gamma samples within _CHUNK_DOUBLES
+        group = max(1, _CHUNK_DOUBLES // ((1 + lines.samples.sum()) * model.nb ** 3))
 
         def evaluate(centres, halves):
-            q = np.tile(base, (len(centres), 1))
-            q[:, free] = centres
-            values = np.empty(len(q))
-            yield from _evaluate(model, q, values)
-            self._offer(values, q)
-            bounds = (values + margin + halves @ lipschitz) * inflate
-            # the second-order bound costs ~20 evaluations of Gamma: only
-            # where its remainder is small against the first-order term
-            remainder = 0.5 * np.einsum("bl,lm,bm->b", halves, hessian, halves)
-            close = np.flatnonzero(remainder < 0.25 * (halves @ lipschitz))
-            # boxes per call: their Gamma samples within _CHUNK_DOUBLES
-            group = max(1, _CHUNK_DOUBLES // (sum(len(o) + 1 for o, _ in lines) * model.nb ** 3))
-            for start in range(0, len(close), group):
-                some = close[start:start + group]
-                second = yield from _second_order_bounds(
-                    model, free, lines, base, centres[some], halves[some], hessian, margin,
-                    entry_margin)
-                bounds[some] = np.minimum(bounds[some], second)
+            bounds = np.empty(len(centres))
+            axes = np.empty(len(centres), dtype=np.uint8)
+            for start in range(0, len(centres), group):
+                some = slice(start, start + group)
+                bounds[some], excess = yield from _box_bounds(
+                    model, free, lines, base, centres[some], halves[some], derivatives, margin,
+                    entry_margin, self._offer)
+                axes[some] = np.argmax(excess, axis=1)
             bounds = np.minimum(bounds, self.first_bound)
-            return np.where(np.isnan(bounds), self.first_bound, bounds)
+            return np.where(np.isnan(bounds), self.first_bound, bounds), axes
 
         centres = (0.5 * (lo + hi))[None]
         levels = np.zeros((1, m), dtype=np.uint8)
-        bounds = yield from evaluate(centres, domain[None])
+        bounds, axes = yield from evaluate(centres, domain[None])
+        settled = -np.inf  # the largest bound of a box left within the tolerance
         while True:
             lower = self._interval.lower
-            self._publish(upper=max(lower, bounds.max(initial=-np.inf)))
+            self._publish(upper=max(lower, settled, bounds.max(initial=-np.inf)))
             if self._interval.upper <= self.tolerance * self._interval.lower:
                 return
-            keep = bounds > lower
-            centres, levels, bounds = centres[keep], levels[keep], bounds[keep]
+            done = bounds <= self.tolerance * lower
+            settled = max(settled, bounds[done & (bounds > lower)].max(initial=-np.inf))
+            keep = ~done
+            centres, levels, bounds, axes = centres[keep], levels[keep], bounds[keep], axes[keep]
             if len(bounds) == 0 or len(bounds) + 4096 > max_boxes:
                 return
             # each round copies every box: split enough of them to pay for it
@@ -779,17 +932,18 @@ class CoriolisConstantRefinement:
             rest = np.ones(len(bounds), dtype=bool)
             rest[split] = False
             rows = np.arange(count)
-            axis = np.argmax(np.ldexp(domain, -levels[split].astype(np.int64)) * lipschitz, axis=1)
             child_levels = levels[split].copy()
-            child_levels[rows, axis] += 1
+            child_levels[rows, axes[split]] += 1
             child_halves = np.ldexp(domain, -child_levels.astype(np.int64))
             step = np.zeros_like(child_halves)
-            step[rows, axis] = child_halves[rows, axis]
+            step[rows, axes[split]] = child_halves[rows, axes[split]]
             child_centres = np.concatenate([centres[split] - step, centres[split] + step])
-            child_bounds = yield from evaluate(child_centres, np.concatenate([child_halves, child_halves]))
+            child_bounds, child_axes = yield from evaluate(
+                child_centres, np.concatenate([child_halves, child_halves]))
             centres = np.concatenate([centres[rest], child_centres])
             levels = np.concatenate([levels[rest], child_levels, child_levels])
             bounds = np.concatenate([bounds[rest], child_bounds])
+            axes = np.concatenate([axes[rest], child_axes])
 
 
 _registry_lock = threading.Lock()
