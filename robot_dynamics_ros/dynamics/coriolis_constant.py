@@ -31,7 +31,8 @@ model, an interval ``[lower, upper]`` that contains K_c:
    halve is the one that adds most to the box's bound. For models needing
    more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced
    models (whose Gamma is no such polynomial of the reduced q), refinement
-   only raises ``lower``.
+   only raises ``lower``. Prismatic leaf joints (grippers) are frozen at
+   mid-range, their effect bounded apart (``CoriolisConstantRefinement._box_setup``).
 
 Joints whose parent is the fixed world never enter Gamma: turning or sliding
 their whole subtree rigidly leaves M unchanged (MATH.md: dM_ab/dq_c = 0
@@ -71,8 +72,8 @@ _CHUNK_DOUBLES = 4_000_000
 _SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
-# panda's 6 angles and 2 fingers take 140,625 (820 MB of Gamma, so ~20 passes
-# over the grid within 120 MB: 19 s); 8 angles would take 390,625.
+# 6 angles and 2 slides take 140,625 (820 MB of Gamma for panda, so ~20
+# passes over the grid within 120 MB: 19 s); 8 angles would take 390,625.
 _MAX_FOURIER_SAMPLES = 200_000
 
 
@@ -451,11 +452,14 @@ def _axis_transforms(prismatic, lo, hi):
     return transforms
 
 
-def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes):
-    """(L, H): for the coordinates l, m of ``free`` and every q,
-    L_l >= N(dGamma/dq_l) and H_lm >= N(d^2 Gamma/dq_l dq_m), with
-    N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one step per chunk
-    of Gamma evaluations; (L, H) is its return value).
+def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
+                              combination=((None, 1.0),)):
+    """(V, L, H): for the coordinates l, m of ``free`` and every q (the
+    other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
+    H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
+    ``combination`` ((offset (nv,) or None, w) pairs; Gamma itself by
+    default), with N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one
+    step per chunk of Gamma evaluations; (V, L, H) is its return value).
 
     Gamma is a trigonometric polynomial of degree <= 2 in every revolute
     angle and a polynomial of degree <= 2 in every prismatic displacement
@@ -486,16 +490,17 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
         entries, weights = np.arange(n ** 3), np.ones(n ** 3)
     block = len(entries) if whole else max(1, int(memory_bytes // (40 * count)))
     squares = np.zeros(sizes)
-    q = np.zeros((count, n))  # the other coordinates do not enter Gamma
+    q = np.tile(base, (count, 1))
     q[:, free] = grid
     chunk = _chunk_size(model)
     for start in range(0, len(entries), block):
         picked = entries[start:start + block]
-        values = np.empty((count, len(picked)))
+        values = np.zeros((count, len(picked)))
         for first in range(0, count, chunk):
-            gamma = christoffel_symbols(model, q[first:first + chunk]).reshape(-1, n ** 3)
-            values[first:first + chunk] = gamma[:, picked]
-            yield
+            for offset, weight in combination:
+                some = q[first:first + chunk] if offset is None else q[first:first + chunk] + offset
+                values[first:first + chunk] += weight * christoffel_symbols(model, some).reshape(-1, n ** 3)[:, picked]
+                yield
         coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
         for axis, (_, matrix, _) in enumerate(transforms):
             coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
@@ -504,7 +509,7 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
         else:
             squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
         yield
-    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin
+    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin * sum(abs(w) for _, w in combination)
     m = len(free)
 
     def bound(*axes):
@@ -517,9 +522,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
         return (norms * weight).sum()
 
     inflate = 1.0 + 64 * (m + 2) * _EPS
+    value = bound()
     first = np.array([bound(l) for l in range(m)])
     second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
-    return first * inflate, second * inflate
+    return value * inflate, first * inflate, second * inflate
 
 
 def _pair_norms(coefficients):
@@ -711,7 +717,32 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
             bounds[b] = np.inf  # an overflow: no bound from this box
 
 
-def _box_bounds(model, free, lines, base, centres, halves, derivatives, margin, entry_margin, offer):
+class _BoxSetup(NamedTuple):
+    """What the box bounds of one model need (``_box_setup``).
+
+    - ``free``: the coordinates the boxes span, over [``low``, ``high``];
+      ``lines``: their ``_Lines``.
+    - ``base``: q with every other coordinate at its value (0, or within the
+      limits; frozen ones at their mid-range).
+    - ``derivatives``: (V, L, H) of ``fourier_derivative_bounds`` over
+      ``free`` at ``base``.
+    - ``frozen_bound``: N(Gamma(q) - Gamma(q with the frozen coordinates at
+      ``base``)) <= frozen_bound for every q within the limits.
+    - ``margin``, ``entry_margin``: rounding (``_value_margin``).
+    """
+
+    free: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lines: _Lines
+    base: np.ndarray
+    derivatives: tuple
+    frozen_bound: float
+    margin: float
+    entry_margin: float
+
+
+def _box_bounds(model, setup, centres, halves, offer):
     """(Upper bounds on sup k_c over boxes, each box's excess per side) (a
     generator: that pair is its return value).
 
@@ -731,11 +762,13 @@ def _box_bounds(model, free, lines, base, centres, halves, derivatives, margin, 
     error ``entry_margin`` per entry through the l1 norm of the weights
     that combine them. A side's excess (its share of the bound above
     k_c(c): first-order, its own rest and half its mixed terms) picks the
-    side to halve. ``offer(values, q)`` receives k_c at the centres. Cost
+    side to halve. The setup's frozen coordinates stay at ``base`` and add
+    ``frozen_bound`` (``_BoxSetup``). ``offer(values, q)`` receives k_c at
+    the centres. Cost
     per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per side,
     and 2^|S| + 1 evaluations of N, O(n^4) each.
     """
-    lipschitz, hessian = derivatives
+    free, lines, base, (_, lipschitz, hessian) = setup.free, setup.lines, setup.base, setup.derivatives
     count, m = centres.shape
     n = model.nv
     stride = 1 + lines.samples.sum()
@@ -755,11 +788,11 @@ def _box_bounds(model, free, lines, base, centres, halves, derivatives, margin, 
     excess = np.empty((count, m))
     values = np.empty(count)
     _box_kernel(gamma.reshape(count, stride, n ** 3), np.ascontiguousarray(halves), *lines[1:],
-                lipschitz, hessian, margin, n ** 1.5 * entry_margin, np.empty((n, n, n + 2)),
+                lipschitz, hessian, setup.margin, n ** 1.5 * setup.entry_margin, np.empty((n, n, n + 2)),
                 bounds, excess, values)
     offer(values, q[::stride])
     yield
-    return bounds * (1.0 + 64 * (m + 2) * _EPS), excess
+    return (bounds + setup.frozen_bound) * (1.0 + 64 * (m + 2) * _EPS), excess
 
 
 class CoriolisConstantRefinement:
@@ -872,6 +905,47 @@ class CoriolisConstantRefinement:
         hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
         return free, prismatic, lo, hi
 
+    def _box_setup(self):
+        """The ``_BoxSetup`` of the branch and bound, or None when its grid
+        is too large (a generator: the expansions of Gamma take many steps).
+
+        A prismatic coordinate whose joint moves a leaf body (a gripper's
+        finger) is frozen at its mid-range f0 when other coordinates remain:
+        Gamma is a polynomial of degree <= 2 in it, c0 + c1 T1(x) + c2 T2(x)
+        with x = (f - f0) / r on its Chebyshev nodes, so Gamma(f) - Gamma(f0)
+        = c1 x + 2 c2 x^2 has N <= N(c1) + 2 N(c2), each bounded over q by
+        ``fourier_derivative_bounds`` of c1 = (Gamma(f0 + r) - Gamma(f0 -
+        r)) / 2 and c2 = (Gamma(f0 + r) + Gamma(f0 - r) - 2 Gamma(f0)) / 4.
+        Only the leaf body depends on f, and on no other frozen coordinate,
+        so the differences of several frozen coordinates add up. Panda's
+        fingers: 15,625 grid points instead of 140,625.
+        """
+        model = self.model
+        free, prismatic, lo, hi = self._domain()
+        frozen = prismatic & ~np.isin(free, np.asarray(model.parent))
+        if frozen.all():
+            frozen[:] = False
+        kept = ~frozen
+        if np.prod(np.where(prismatic[kept], 3, 5)) > _MAX_FOURIER_SAMPLES:
+            return None
+        margin = _value_margin(model, self.first_bound)
+        entry_margin = margin + 8 * (kept.sum() + 2) * _EPS * self.first_bound
+        base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
+        base[free[frozen]] = 0.5 * (lo + hi)[frozen]
+        expansion = (model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin,
+                     0.75 * self.memory_limit_mb * 1e6, base)
+        derivatives = yield from fourier_derivative_bounds(*expansion)
+        frozen_bound = 0.0
+        for coordinate, radius in zip(free[frozen], 0.5 * (hi - lo)[frozen]):
+            step = np.zeros(model.nv)
+            step[coordinate] = radius
+            linear, _, _ = yield from fourier_derivative_bounds(*expansion, ((step, 0.5), (-step, -0.5)))
+            quadratic, _, _ = yield from fourier_derivative_bounds(
+                *expansion, ((step, 0.25), (-step, 0.25), (None, -0.5)))
+            frozen_bound += linear + 2.0 * quadratic
+        return _BoxSetup(free[kept], lo[kept], hi[kept], _lines(prismatic[kept], lo[kept], hi[kept]), base,
+                         derivatives, frozen_bound, margin, entry_margin)
+
     def _branch_and_bound(self):
         """Branch and bound over boxes of the limits (``_box_bounds``). A box
         whose bound is below ``lower`` cannot hold K_c, and one whose bound
@@ -880,24 +954,18 @@ class CoriolisConstantRefinement:
         of ``upper``). The boxes of largest bound (64, or a 16th of all, at
         most 4096 per round) are halved along the side of largest excess."""
         model = self.model
-        free, prismatic, lo, hi = self._domain()
-        m = len(free)
-        if np.prod(np.where(prismatic, 3, 5)) > _MAX_FOURIER_SAMPLES:
+        setup = yield from self._box_setup()
+        if setup is None:
             return
-        memory = self.memory_limit_mb * 1e6
-        margin = _value_margin(model, self.first_bound)
-        entry_margin = margin + 8 * (m + 2) * _EPS * self.first_bound
-        derivatives = yield from fourier_derivative_bounds(
-            model, free, prismatic, lo, hi, entry_margin, 0.75 * memory)
-        lines = _lines(prismatic, lo, hi)
+        lo, hi = setup.low, setup.high
+        m = len(setup.free)
         # a box: its centre (m doubles), bound (1), how often each side was
         # halved (m bytes: the half-widths are exact powers of 2 of the
         # domain's) and the side to halve next (1 byte)
-        max_boxes = int(memory / 2 / (9 * m + 9))
+        max_boxes = int(self.memory_limit_mb * 1e6 / 2 / (9 * m + 9))
         domain = 0.5 * (hi - lo)
-        base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         # boxes per call: their Gamma samples within _CHUNK_DOUBLES
-        group = max(1, _CHUNK_DOUBLES // ((1 + lines.samples.sum()) * model.nb ** 3))
+        group = max(1, _CHUNK_DOUBLES // ((1 + setup.lines.samples.sum()) * model.nb ** 3))
 
         def evaluate(centres, halves):
             bounds = np.empty(len(centres))
@@ -905,8 +973,7 @@ class CoriolisConstantRefinement:
             for start in range(0, len(centres), group):
                 some = slice(start, start + group)
                 bounds[some], excess = yield from _box_bounds(
-                    model, free, lines, base, centres[some], halves[some], derivatives, margin,
-                    entry_margin, self._offer)
+                    model, setup, centres[some], halves[some], self._offer)
                 axes[some] = np.argmax(excess, axis=1)
             bounds = np.minimum(bounds, self.first_bound)
             return np.where(np.isnan(bounds), self.first_bound, bounds), axes
