@@ -1,13 +1,16 @@
 """The guaranteed interval for K_c (issue 10): first bound, then refinement.
 
 Per robot: the first guaranteed bound and its time (median of 5, after one
-call that compiles or loads the kernels), then ``coriolis_constant_interval``
-with a budget of ``--budget`` seconds (default 60): upper, lower, their
-ratio, time spent and whether refinement finished, and the peak of Python
-allocations during refinement (tracemalloc) with the process's peak RSS.
+call that compiles or loads the kernels), then refinement with a budget of
+``--budget`` seconds (default 60) on both cores, as ``coriolis_constant_interval``
+does (``--one-thread``: on one, as the node's background refinement does):
+upper, lower, their ratio, time spent and whether refinement finished; then
+the peak of Python allocations (tracemalloc) of the same refinement run
+again in a fresh refinement (tracemalloc slows numpy's allocations, so it
+does not run during the timed one), and the process's peak RSS.
 Robots: panda, ur5, kinova, the PUMA, talos (44 joints), romeo (55) and a
 100-joint random chain. Run alone (2 cores shared):
-``python bench/bench_coriolis_constant.py [--budget 60] [--robots panda ur5]``
+``python bench/bench_coriolis_constant.py [--budget 60] [--robots panda ur5] [--one-thread]``
 """
 import argparse
 import os
@@ -52,18 +55,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
+    parser.add_argument("--one-thread", action="store_true")
     args = parser.parse_args()
     print(f"{'robot':9} {'n':>3} {'first bound':>12} {'ms':>7} {'lower':>10} {'upper':>10} "
           f"{'ratio':>7} {'s':>6} {'done':>5} {'py peak MB':>10} {'RSS MB':>7}")
     for name in args.robots:
         model = load_urdf(ROBOTS[name]())
         ms = first_bound_ms(model)
+        parallel = not args.one_thread
         refinement = CoriolisConstantRefinement(model)
         first = refinement.interval.upper
-        tracemalloc.start()
         start = time.perf_counter()
-        interval = refinement.refine(args.budget)
+        interval = refinement.refine(args.budget, parallel=parallel)
         spent = time.perf_counter() - start
+        tracemalloc.start()
+        CoriolisConstantRefinement(model).refine(spent, parallel=parallel)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

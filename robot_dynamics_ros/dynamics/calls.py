@@ -100,3 +100,11 @@ def run(kernel, model, inputs, outs, settings=()):
         if failed >= 0:
             return start + failed
     return -1
+
+
+def in_chunks(function, count):
+    """``function(start, stop)`` over ``count`` items, one contiguous chunk
+    per core on the pool (a nogil kernel over slices of its arrays)."""
+    bounds = np.linspace(0, count, _THREADS + 1).astype(int)
+    for future in [_pool.submit(function, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]:
+        future.result()

@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from .bounds import config_constant_kernel, config_coriolis_constant, joint_limits
-from .calls import PARALLEL_FROM
+from .calls import PARALLEL_FROM, in_chunks
 from .state import at_identity_base
 from .christoffel import christoffel_symbols
 from .errors import CoriolisConstantError
@@ -356,30 +356,42 @@ def first_upper_bound(model):
 # Evaluation of k_c in chunks, lower end
 
 
-def _chunk_size(model):
-    """Samples per k_c evaluation: ``_CHUNK_DOUBLES`` doubles of Gamma at
-    most, so memory stays bounded whatever n (one sample at n >= 159), and
-    fewer than ``calls.PARALLEL_FROM``: a chunk runs on the calling thread,
-    never on the thread pool, so a node's refinement thread (nice 10) is the
-    only one it takes from the executor (with the pool it took both cores,
-    and doubled the p99 latency of a 35-DoF node)."""
-    return max(1, min(_CHUNK_DOUBLES // model.nb ** 3, PARALLEL_FROM - 1))
+class _Pace:
+    """How refinement's steps use the cores, read at every step (``refine``
+    sets ``parallel``)."""
+
+    def __init__(self, parallel=False):
+        self.parallel = parallel
+
+    def chunk(self, model):
+        """Samples per evaluation step: ``_CHUNK_DOUBLES`` doubles of Gamma at
+        most, so memory stays bounded whatever n (one sample at n >= 159).
+        On one thread (the default) fewer than ``calls.PARALLEL_FROM``: a
+        chunk runs on the calling thread, never on the thread pool, so a
+        node's refinement thread (nice 10) is the only one it takes from the
+        executor (with the pool it took both cores, and doubled the p99
+        latency of a 35-DoF node). ``parallel``: the pool's cores."""
+        most = max(1, _CHUNK_DOUBLES // model.nb ** 3)
+        return most if self.parallel else min(most, PARALLEL_FROM - 1)
 
 
-def _evaluate(model, Q, out):
+_ONE_THREAD = _Pace()
+
+
+def _evaluate(model, Q, out, pace):
     """k_c at the joint values Q[s] into out, one chunk per step (a
     generator: the caller may stop between chunks). Each chunk runs the
     nogil kernels of ``bounds.config_coriolis_constant``; overflow gives
     NaN. A floating base is put at the identity pose: Gamma does not depend
     on it (docs/floating_base.md), so the search runs over the joints."""
-    chunk = _chunk_size(model)
+    chunk = pace.chunk(model)
     for start in range(0, len(Q), chunk):
         out[start:start + chunk] = config_coriolis_constant(
             model, at_identity_base(model, Q[start:start + chunk]))
         yield
 
 
-def _compass_ascent(model, starts, values, lower, upper, offer):
+def _compass_ascent(model, starts, values, lower, upper, offer, pace):
     """Compass-search local ascent of k_c within the limits from every row of
     ``starts`` (S, n) at once (a generator, one step per chunk).
 
@@ -399,7 +411,7 @@ def _compass_ascent(model, starts, values, lower, upper, offer):
         candidates = np.clip(q[climbing, None] + moves * step[climbing, None], lower, upper)
         flat = candidates.reshape(-1, q.shape[1])
         tried = np.empty(len(flat))
-        yield from _evaluate(model, flat, tried)
+        yield from _evaluate(model, flat, tried, pace)
         offer(tried, flat)
         tried = np.where(np.isnan(tried), -np.inf, tried).reshape(len(climbing), len(moves))
         pick = np.argmax(tried, axis=1)
@@ -453,7 +465,7 @@ def _axis_transforms(prismatic, lo, hi):
 
 
 def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
-                              combination=((None, 1.0),)):
+                              combination=((None, 1.0),), pace=_ONE_THREAD):
     """(V, L, H): for the coordinates l, m of ``free`` and every q (the
     other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
     H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
@@ -492,10 +504,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     squares = np.zeros(sizes)
     q = np.tile(base, (count, 1))
     q[:, free] = grid
-    chunk = _chunk_size(model)
     for start in range(0, len(entries), block):
         picked = entries[start:start + block]
         values = np.zeros((count, len(picked)))
+        chunk = pace.chunk(model)
         for first in range(0, count, chunk):
             for offset, weight in combination:
                 some = q[first:first + chunk] if offset is None else q[first:first + chunk] + offset
@@ -638,7 +650,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
     rest = np.empty(size3)
     vertex = np.empty(size3)
     size = np.empty(m)
-    corners = min(3, m)
+    corners = min(2, m)
     chosen = np.empty(corners, dtype=np.int64)
     taken = np.empty(m, dtype=np.bool_)
     for b in range(count):
@@ -742,7 +754,7 @@ class _BoxSetup(NamedTuple):
     entry_margin: float
 
 
-def _box_bounds(model, setup, centres, halves, offer):
+def _box_bounds(model, setup, centres, halves, offer, pace=_ONE_THREAD):
     """(Upper bounds on sup k_c over boxes, each box's excess per side) (a
     generator: that pair is its return value).
 
@@ -780,16 +792,25 @@ def _box_bounds(model, setup, centres, halves, offer):
     q = np.tile(base, (count * stride, 1))
     q[:, free] = points.reshape(-1, m)
     gamma = np.empty((len(q), n, n, n))
-    chunk = _chunk_size(model)
+    chunk = pace.chunk(model)
     for start in range(0, len(q), chunk):
         gamma[start:start + chunk] = christoffel_symbols(model, q[start:start + chunk])
         yield
+    gamma = gamma.reshape(count, stride, n ** 3)
+    halves = np.ascontiguousarray(halves)
     bounds = np.empty(count)
     excess = np.empty((count, m))
     values = np.empty(count)
-    _box_kernel(gamma.reshape(count, stride, n ** 3), np.ascontiguousarray(halves), *lines[1:],
-                lipschitz, hessian, setup.margin, n ** 1.5 * setup.entry_margin, np.empty((n, n, n + 2)),
-                bounds, excess, values)
+
+    def boxes(start, stop):
+        _box_kernel(gamma[start:stop], halves[start:stop], *lines[1:], lipschitz, hessian, setup.margin,
+                    n ** 1.5 * setup.entry_margin, np.empty((n, n, n + 2)), bounds[start:stop],
+                    excess[start:stop], values[start:stop])
+
+    if pace.parallel:
+        in_chunks(boxes, count)
+    else:
+        boxes(0, count)
     offer(values, q[::stride])
     yield
     return (bounds + setup.frozen_bound) * (1.0 + 64 * (m + 2) * _EPS), excess
@@ -840,6 +861,7 @@ class CoriolisConstantRefinement:
         if np.isnan(value):
             value = 0.0  # k_c overflows there: 0 is still a lower bound
         self._interval = KcInterval(float(value), max(self.first_bound, float(value)), witness, False)
+        self._pace = _Pace()
         self._work = self._steps()
 
     @property
@@ -847,14 +869,17 @@ class CoriolisConstantRefinement:
         """The current interval (an immutable tuple: reading it needs no lock)."""
         return self._interval
 
-    def refine(self, seconds) -> KcInterval:
+    def refine(self, seconds, *, parallel=False) -> KcInterval:
         """Work about ``seconds`` (one more chunk at most) and return the new
         interval; returns at once when refinement has finished. Threads
-        calling it at once take turns."""
+        calling it at once take turns. One thread by default (the node's
+        background refinement must leave the other core to the outputs);
+        ``parallel``: the evaluations run on every core (calls.py's pool)."""
         if not (isinstance(seconds, (int, float)) and seconds >= 0.0):
             raise CoriolisConstantError(f"refine: seconds must be a number >= 0, got {seconds!r}")
         deadline = time.monotonic() + seconds
         with self._work_lock:
+            self._pace.parallel = bool(parallel)
             while not self._interval.finished and time.monotonic() < deadline:
                 try:
                     next(self._work)
@@ -883,13 +908,13 @@ class CoriolisConstantRefinement:
         rng = np.random.default_rng(_SEED)
         samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
         values = np.empty(_SAMPLES)
-        chunk = _chunk_size(model)
-        for start in range(0, _SAMPLES, chunk):
-            yield from _evaluate(model, samples[start:start + chunk], values[start:start + chunk])
-            self._offer(values[start:start + chunk], samples[start:start + chunk])
+        step = max(1, _CHUNK_DOUBLES // model.nb ** 3)  # offered to lower after each
+        for start in range(0, _SAMPLES, step):
+            yield from _evaluate(model, samples[start:start + step], values[start:start + step], self._pace)
+            self._offer(values[start:start + step], samples[start:start + step])
         best = np.argsort(np.where(np.isnan(values), -np.inf, values))[-_STARTS:]
         yield from _compass_ascent(model, samples[best], values[best], self._lower_limit,
-                                   self._upper_limit, self._offer)
+                                   self._upper_limit, self._offer, self._pace)
         if not np.isfinite(self.first_bound) or model.reduced or model.floating:
             return
         yield from self._branch_and_bound()
@@ -934,14 +959,15 @@ class CoriolisConstantRefinement:
         base[free[frozen]] = 0.5 * (lo + hi)[frozen]
         expansion = (model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin,
                      0.75 * self.memory_limit_mb * 1e6, base)
-        derivatives = yield from fourier_derivative_bounds(*expansion)
+        derivatives = yield from fourier_derivative_bounds(*expansion, pace=self._pace)
         frozen_bound = 0.0
         for coordinate, radius in zip(free[frozen], 0.5 * (hi - lo)[frozen]):
             step = np.zeros(model.nv)
             step[coordinate] = radius
-            linear, _, _ = yield from fourier_derivative_bounds(*expansion, ((step, 0.5), (-step, -0.5)))
+            linear, _, _ = yield from fourier_derivative_bounds(
+                *expansion, ((step, 0.5), (-step, -0.5)), pace=self._pace)
             quadratic, _, _ = yield from fourier_derivative_bounds(
-                *expansion, ((step, 0.25), (-step, 0.25), (None, -0.5)))
+                *expansion, ((step, 0.25), (-step, 0.25), (None, -0.5)), pace=self._pace)
             frozen_bound += linear + 2.0 * quadratic
         return _BoxSetup(free[kept], lo[kept], hi[kept], _lines(prismatic[kept], lo[kept], hi[kept]), base,
                          derivatives, frozen_bound, margin, entry_margin)
@@ -973,7 +999,7 @@ class CoriolisConstantRefinement:
             for start in range(0, len(centres), group):
                 some = slice(start, start + group)
                 bounds[some], excess = yield from _box_bounds(
-                    model, setup, centres[some], halves[some], self._offer)
+                    model, setup, centres[some], halves[some], self._offer, self._pace)
                 axes[some] = np.argmax(excess, axis=1)
             bounds = np.minimum(bounds, self.first_bound)
             return np.where(np.isnan(bounds), self.first_bound, bounds), axes
@@ -1046,11 +1072,12 @@ def set_global_constants(model, values):
         values[:, 6] = interval.lower
 
 
-def coriolis_constant_interval(model, *, time_budget=60.0) -> KcInterval:
+def coriolis_constant_interval(model, *, time_budget=60.0, parallel=True) -> KcInterval:
     """K_c's interval after refining for at most ``time_budget`` seconds
     (less when refinement finishes: upper <= 1.10 lower, or nothing more
-    to gain). Continues the model's refinement (``refinement_for``), so a
-    second call starts where the first stopped."""
+    to gain), on every core unless ``parallel=False`` (the caller waits for
+    it: the replay, a script). Continues the model's refinement
+    (``refinement_for``), so a second call starts where the first stopped."""
     if not (isinstance(time_budget, (int, float)) and time_budget >= 0.0):
         raise CoriolisConstantError(f"time_budget must be a number >= 0, got {time_budget!r}")
-    return refinement_for(model).refine(time_budget)
+    return refinement_for(model).refine(time_budget, parallel=parallel)
