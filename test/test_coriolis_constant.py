@@ -258,6 +258,17 @@ def test_refine_only_tightens_and_continues():
     assert global_coriolis_constant(model) == seen[-1].upper
 
 
+def test_one_thread_and_every_core_reach_the_same_interval():
+    """The node refines on one thread, the replay on every core: the same
+    boxes get the same bounds, so both finish with the same interval."""
+    model = load_urdf(_urdf("chain-31-3"))
+    alone = CoriolisConstantRefinement(model).refine(30.0, parallel=False)
+    shared = CoriolisConstantRefinement(model).refine(30.0, parallel=True)
+    assert alone.finished and shared.finished
+    assert (alone.lower, alone.upper) == (shared.lower, shared.upper)
+    np.testing.assert_array_equal(alone.witness, shared.witness)
+
+
 def test_reads_while_refining_in_a_thread():
     """A node reads the interval while a thread refines: every read is one
     consistent interval, and the bounds report it."""
