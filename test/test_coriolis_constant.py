@@ -18,7 +18,7 @@ from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
     coriolis_constant_interval, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
-from robot_dynamics_ros.dynamics.coriolis_constant import _box_bounds, first_upper_bound, refinement_for
+from robot_dynamics_ros.dynamics.coriolis_constant import _box_bounds, _Pace, first_upper_bound, refinement_for
 
 # The configuration of the issue: panda's k_c there (4.36844) is above the
 # K_c that the sampled search used to publish (4.36590). Found by 20,000
@@ -216,7 +216,7 @@ def test_every_box_bound_holds_on_its_box(name):
     scales = np.repeat([1.0, 0.3, 0.1, 0.01, 1e-3], 6)
     halves = 0.5 * (setup.high - setup.low) * scales[:, None] * rng.uniform(0.3, 1.0, (len(scales), m))
     centres = rng.uniform(setup.low + halves, setup.high - halves)
-    bounds, _ = _finish(_box_bounds(model, setup, centres, halves, lambda values, q: None))
+    bounds, _ = _finish(_box_bounds(model, setup, centres, halves, lambda values, q: None, _Pace()))
 
     def kc(points, fingers):
         q = np.tile(setup.base, (len(points), 1))

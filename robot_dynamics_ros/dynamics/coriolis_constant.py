@@ -375,9 +375,6 @@ class _Pace:
         return most if self.parallel else min(most, PARALLEL_FROM - 1)
 
 
-_ONE_THREAD = _Pace()
-
-
 def _evaluate(model, Q, out, pace):
     """k_c at the joint values Q[s] into out, one chunk per step (a
     generator: the caller may stop between chunks). Each chunk runs the
@@ -464,14 +461,61 @@ def _axis_transforms(prismatic, lo, hi):
     return transforms
 
 
+@njit(cache=True, nogil=True)
+def _transform_grid(values, sizes, matrices, out):
+    """out (count, E) = the coefficients of ``values`` (count, E), sampled on
+    the tensor grid of ``sizes`` (C order), transformed along each axis l by
+    ``matrices[l, :sizes[l], :sizes[l]]`` (``_axis_transforms``). In place
+    in ``out``, tiles of 256 columns at a time."""
+    count, width = values.shape
+    flat = out.reshape(count * width)
+    source = values.reshape(count * width)
+    for s in range(count * width):
+        flat[s] = source[s]
+    tile = np.empty((5, 256), dtype=np.complex128)
+    after = count * width
+    before = 1
+    for axis in range(len(sizes)):
+        size = sizes[axis]
+        after //= size
+        for b in range(before):
+            base = b * size * after
+            for a0 in range(0, after, 256):
+                span = min(256, after - a0)
+                for k in range(size):
+                    for a in range(span):
+                        tile[k, a] = flat[base + k * after + a0 + a]
+                for j in range(size):
+                    row = base + j * after + a0
+                    for a in range(span):
+                        flat[row + a] = 0.0
+                    for k in range(size):
+                        weight = matrices[axis, j, k]
+                        for a in range(span):
+                            flat[row + a] += weight * tile[k, a]
+        before *= size
+
+
+@njit(cache=True, nogil=True)
+def _add_squares(coefficients, weights, squares):
+    """squares[s] += sum_e weights[e] |coefficients[s, e]|^2."""
+    for s in range(coefficients.shape[0]):
+        acc = 0.0
+        for e in range(coefficients.shape[1]):
+            c = coefficients[s, e]
+            acc += weights[e] * (c.real * c.real + c.imag * c.imag)
+        squares[s] += acc
+
+
 def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
-                              combination=((None, 1.0),), pace=_ONE_THREAD):
+                              pace, combination=((None, 1.0),)):
     """(V, L, H): for the coordinates l, m of ``free`` and every q (the
     other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
     H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
     ``combination`` ((offset (nv,) or None, w) pairs; Gamma itself by
     default), with N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one
-    step per chunk of Gamma evaluations; (V, L, H) is its return value).
+    step per chunk of Gamma evaluations, ``pace.chunk``; (V, L, H) is its
+    return value).
 
     Gamma is a trigonometric polynomial of degree <= 2 in every revolute
     angle and a polynomial of degree <= 2 in every prismatic displacement
@@ -483,7 +527,9 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     ``nu_alpha = ||C_alpha||_F`` (>= N), or ``_pair_norms`` when all the
     coefficient tensors fit in ``memory_bytes`` at once. The entries of Gamma are
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
-    once per block). Rounding: each coefficient is off by at most the
+    once per block), by nogil kernels (``_transform_grid``): numpy's
+    transforms of a large block held the GIL for up to 140 ms, which a
+    node's callbacks waited for. Rounding: each coefficient is off by at most the
     samples' error plus a few eps per transform, ``entry_margin`` per
     entry, added to every ||C_alpha||_F. Cost: P evaluations of Gamma per
     block, P n^3 / 2 entries in all.
@@ -500,7 +546,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     whole = 48 * count * n ** 3 <= memory_bytes
     if whole:  # every coefficient tensor at once: N itself rather than Frobenius
         entries, weights = np.arange(n ** 3), np.ones(n ** 3)
-    block = len(entries) if whole else max(1, int(memory_bytes // (40 * count)))
+    block = len(entries) if whole else max(1, int(memory_bytes // (24 * count)))
+    matrices = np.zeros((len(free), 5, 5), dtype=complex)
+    for axis, (_, matrix, _) in enumerate(transforms):
+        matrices[axis, :len(matrix), :len(matrix)] = matrix
     squares = np.zeros(sizes)
     q = np.tile(base, (count, 1))
     q[:, free] = grid
@@ -513,13 +562,14 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
                 some = q[first:first + chunk] if offset is None else q[first:first + chunk] + offset
                 values[first:first + chunk] += weight * christoffel_symbols(model, some).reshape(-1, n ** 3)[:, picked]
                 yield
-        coefficients = values.reshape(sizes + (len(picked),)).astype(complex)
-        for axis, (_, matrix, _) in enumerate(transforms):
-            coefficients = np.moveaxis(np.tensordot(matrix, coefficients, axes=([1], [axis])), 0, axis)
+        coefficients = np.empty(values.shape, dtype=complex)
+        _transform_grid(values, np.array(sizes), matrices, coefficients)
+        del values
         if whole:
-            squares = _pair_norms(coefficients.reshape(sizes + (n, n, n))) ** 2
+            _pair_norms(coefficients, n, squares.reshape(-1))
+            squares **= 2
         else:
-            squares += (np.abs(coefficients) ** 2 * weights[start:start + block]).sum(axis=-1)
+            _add_squares(coefficients, weights[start:start + block], squares.reshape(-1))
         yield
     norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin * sum(abs(w) for _, w in combination)
     m = len(free)
@@ -540,20 +590,28 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     return value * inflate, first * inflate, second * inflate
 
 
-def _pair_norms(coefficients):
-    """sqrt(N(Re C)^2 + N(Im C)^2) per coefficient tensor C (the last three
-    axes), N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) by LAPACK's SVD, inflated by
-    1e-9 for its rounding (relative error O(n eps) of the singular values).
+@njit(cache=True, nogil=True)
+def _pair_norms(coefficients, n, out):
+    """out[s] = sqrt(N(Re C)^2 + N(Im C)^2) for each coefficient tensor C =
+    coefficients[s] (n^3 entries), N(A) = sqrt(sum_k ||A[:, :, k]||_2^2)
+    from the eigenvalues of the Gram matrices (``bounds``), inflated by
+    1e-9 for their rounding (relative error O(n eps)).
 
     Each real term of the expansion is 2 Re(C e^{i phi}) T (a coefficient
     and its conjugate, T a product of Chebyshev polynomials) or C T (C
     real): its N is at most 2 sqrt(N(Re C)^2 + N(Im C)^2) |T| because
     N(A cos phi - B sin phi) <= N(A) |cos phi| + N(B) |sin phi|, and the sum
     over the pair counts each member once."""
-    def norm(real):
-        per_k = np.linalg.norm(np.moveaxis(real, -1, -3), 2, axis=(-2, -1))
-        return np.sqrt((per_k ** 2).sum(axis=-1))
-    return np.sqrt(norm(coefficients.real) ** 2 + norm(coefficients.imag) ** 2) * (1.0 + 1e-9)
+    grams = np.empty((n, n, n + 2))
+    part = np.empty(n * n * n)
+    for s in range(coefficients.shape[0]):
+        total = 0.0
+        for imaginary in (False, True):
+            for e in range(n * n * n):
+                part[e] = coefficients[s, e].imag if imaginary else coefficients[s, e].real
+            value = config_constant_kernel(part.reshape((n, n, n)), grams)
+            total += value * value
+        out[s] = np.sqrt(total) * (1.0 + 1e-9)
 
 
 class _Lines(NamedTuple):
@@ -754,7 +812,7 @@ class _BoxSetup(NamedTuple):
     entry_margin: float
 
 
-def _box_bounds(model, setup, centres, halves, offer, pace=_ONE_THREAD):
+def _box_bounds(model, setup, centres, halves, offer, pace):
     """(Upper bounds on sup k_c over boxes, each box's excess per side) (a
     generator: that pair is its return value).
 
@@ -794,7 +852,8 @@ def _box_bounds(model, setup, centres, halves, offer, pace=_ONE_THREAD):
     gamma = np.empty((len(q), n, n, n))
     chunk = pace.chunk(model)
     for start in range(0, len(q), chunk):
-        gamma[start:start + chunk] = christoffel_symbols(model, q[start:start + chunk])
+        # into place: a copy would hold the GIL, which a node's outputs wait for
+        christoffel_symbols(model, q[start:start + chunk], out=gamma[start:start + chunk])
         yield
     gamma = gamma.reshape(count, stride, n ** 3)
     halves = np.ascontiguousarray(halves)
@@ -814,6 +873,91 @@ def _box_bounds(model, setup, centres, halves, offer, pace=_ONE_THREAD):
     offer(values, q[::stride])
     yield
     return (bounds + setup.frozen_bound) * (1.0 + 64 * (m + 2) * _EPS), excess
+
+
+@njit(cache=True, nogil=True)
+def _keep_boxes(centres, levels, bounds, axes, live, drop_below, settle_below, settled):
+    """Keep, in place, the boxes among the first ``live`` whose bound is above
+    ``settle_below``; one at most ``drop_below`` cannot hold K_c, one in
+    between needs no more work and raises ``settled``. Returns (boxes kept,
+    settled)."""
+    kept = 0
+    for b in range(live):
+        bound = bounds[b]
+        if bound <= settle_below:
+            if bound > drop_below:
+                settled = max(settled, bound)
+            continue
+        centres[kept] = centres[b]
+        levels[kept] = levels[b]
+        bounds[kept] = bound
+        axes[kept] = axes[b]
+        kept += 1
+    return kept, settled
+
+
+@njit(cache=True, nogil=True)
+def _largest_bound(bounds, live):
+    """The largest of the first ``live`` bounds (-inf for none)."""
+    top = -np.inf
+    for b in range(live):
+        top = max(top, bounds[b])
+    return top
+
+
+@njit(cache=True, nogil=True)
+def _largest_boxes(bounds, live, count, out):
+    """out[:count] = the indices, ascending, of ``count`` of the first
+    ``live`` boxes with no larger bound left out (a partition: O(live))."""
+    threshold = np.partition(bounds[:live].copy(), live - count)[live - count]
+    taken = 0
+    for b in range(live):  # at most count - 1 are above the threshold
+        if bounds[b] > threshold:
+            out[taken] = b
+            taken += 1
+    for b in range(live):
+        if taken < count and bounds[b] == threshold:
+            out[taken] = b
+            taken += 1
+    out[:count].sort()
+
+
+@njit(cache=True, nogil=True)
+def _replace_boxes(centres, levels, bounds, axes, live, parents, child_centres, child_levels,
+                   child_bounds, child_axes, drop_below, settle_below, settled):
+    """The split ``parents`` (ascending) leave the first ``live`` boxes and
+    their children arrive, those above ``settle_below`` kept as in
+    ``_keep_boxes``: into the parents' slots first, then at the end; the
+    parents' slots left over are filled from the end, highest first (so
+    the box moved is never one that leaves). O(children). Returns (boxes,
+    settled)."""
+    filled = 0
+    for c in range(len(child_bounds)):
+        bound = child_bounds[c]
+        if bound <= settle_below:
+            if bound > drop_below:
+                settled = max(settled, bound)
+            continue
+        if filled < len(parents):
+            slot = parents[filled]
+            filled += 1
+        else:
+            slot = live
+            live += 1
+        centres[slot] = child_centres[c]
+        levels[slot] = child_levels[c]
+        bounds[slot] = bound
+        axes[slot] = child_axes[c]
+    for i in range(len(parents) - 1, filled - 1, -1):
+        slot = parents[i]
+        last = live - 1
+        if slot != last:
+            centres[slot] = centres[last]
+            levels[slot] = levels[last]
+            bounds[slot] = bounds[last]
+            axes[slot] = axes[last]
+        live -= 1
+    return live, settled
 
 
 class CoriolisConstantRefinement:
@@ -959,15 +1103,15 @@ class CoriolisConstantRefinement:
         base[free[frozen]] = 0.5 * (lo + hi)[frozen]
         expansion = (model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin,
                      0.75 * self.memory_limit_mb * 1e6, base)
-        derivatives = yield from fourier_derivative_bounds(*expansion, pace=self._pace)
+        derivatives = yield from fourier_derivative_bounds(*expansion, self._pace)
         frozen_bound = 0.0
         for coordinate, radius in zip(free[frozen], 0.5 * (hi - lo)[frozen]):
             step = np.zeros(model.nv)
             step[coordinate] = radius
             linear, _, _ = yield from fourier_derivative_bounds(
-                *expansion, ((step, 0.5), (-step, -0.5)), pace=self._pace)
+                *expansion, self._pace, ((step, 0.5), (-step, -0.5)))
             quadratic, _, _ = yield from fourier_derivative_bounds(
-                *expansion, ((step, 0.25), (-step, 0.25), (None, -0.5)), pace=self._pace)
+                *expansion, self._pace, ((step, 0.25), (-step, 0.25), (None, -0.5)))
             frozen_bound += linear + 2.0 * quadratic
         return _BoxSetup(free[kept], lo[kept], hi[kept], _lines(prismatic[kept], lo[kept], hi[kept]), base,
                          derivatives, frozen_bound, margin, entry_margin)
@@ -987,8 +1131,8 @@ class CoriolisConstantRefinement:
         m = len(setup.free)
         # a box: its centre (m doubles), bound (1), how often each side was
         # halved (m bytes: the half-widths are exact powers of 2 of the
-        # domain's) and the side to halve next (1 byte)
-        max_boxes = int(self.memory_limit_mb * 1e6 / 2 / (9 * m + 9))
+        # domain's) and the side to halve next (1 byte); half the budget
+        max_boxes = max(1, int(self.memory_limit_mb * 1e6 / 2 / (9 * m + 9)))
         domain = 0.5 * (hi - lo)
         # boxes per call: their Gamma samples within _CHUNK_DOUBLES
         group = max(1, _CHUNK_DOUBLES // ((1 + setup.lines.samples.sum()) * model.nb ** 3))
@@ -1004,39 +1148,45 @@ class CoriolisConstantRefinement:
             bounds = np.minimum(bounds, self.first_bound)
             return np.where(np.isnan(bounds), self.first_bound, bounds), axes
 
-        centres = (0.5 * (lo + hi))[None]
-        levels = np.zeros((1, m), dtype=np.uint8)
-        bounds, axes = yield from evaluate(centres, domain[None])
-        settled = -np.inf  # the largest bound of a box left within the tolerance
+        # the boxes, in place (the list never moves as a whole: numpy's copies
+        # of a million boxes held the GIL for milliseconds every round)
+        centres = np.empty((max_boxes, m))
+        levels = np.zeros((max_boxes, m), dtype=np.uint8)
+        bounds = np.empty(max_boxes)
+        axes = np.empty(max_boxes, dtype=np.uint8)
+        centres[0] = 0.5 * (lo + hi)
+        bounds[:1], axes[:1] = yield from evaluate(centres[:1], domain[None])
+        live, settled, dropped_at = 1, -np.inf, -np.inf
+        split = np.empty(4096, dtype=np.int64)
         while True:
             lower = self._interval.lower
-            self._publish(upper=max(lower, settled, bounds.max(initial=-np.inf)))
+            if lower > dropped_at:
+                live, settled = _keep_boxes(centres, levels, bounds, axes, live, lower,
+                                            self.tolerance * lower, settled)
+                dropped_at = lower
+            self._publish(upper=max(lower, settled, _largest_bound(bounds, live)))
             if self._interval.upper <= self.tolerance * self._interval.lower:
                 return
-            done = bounds <= self.tolerance * lower
-            settled = max(settled, bounds[done & (bounds > lower)].max(initial=-np.inf))
-            keep = ~done
-            centres, levels, bounds, axes = centres[keep], levels[keep], bounds[keep], axes[keep]
-            if len(bounds) == 0 or len(bounds) + 4096 > max_boxes:
+            if live == 0 or live + 4096 > max_boxes:
                 return
-            # each round copies every box: split enough of them to pay for it
-            count = min(max(_SPLIT_BATCH, len(bounds) // 16), 4096, len(bounds))
-            split = np.argpartition(-bounds, count - 1)[:count]
-            rest = np.ones(len(bounds), dtype=bool)
-            rest[split] = False
+            # each round's selection passes over every box: split enough of them to pay for it
+            count = min(max(_SPLIT_BATCH, live // 16), 4096, live)
+            _largest_boxes(bounds, live, count, split)
+            parents = split[:count]
             rows = np.arange(count)
-            child_levels = levels[split].copy()
-            child_levels[rows, axes[split]] += 1
+            side = axes[parents]
+            child_levels = levels[parents]
+            child_levels[rows, side] += 1
             child_halves = np.ldexp(domain, -child_levels.astype(np.int64))
             step = np.zeros_like(child_halves)
-            step[rows, axes[split]] = child_halves[rows, axes[split]]
-            child_centres = np.concatenate([centres[split] - step, centres[split] + step])
+            step[rows, side] = child_halves[rows, side]
+            child_centres = np.concatenate([centres[parents] - step, centres[parents] + step])
             child_bounds, child_axes = yield from evaluate(
                 child_centres, np.concatenate([child_halves, child_halves]))
-            centres = np.concatenate([centres[rest], child_centres])
-            levels = np.concatenate([levels[rest], child_levels, child_levels])
-            bounds = np.concatenate([bounds[rest], child_bounds])
-            axes = np.concatenate([axes[rest], child_axes])
+            live, settled = _replace_boxes(
+                centres, levels, bounds, axes, live, parents, child_centres,
+                np.concatenate([child_levels, child_levels]), child_bounds, child_axes, lower,
+                self.tolerance * lower, settled)
 
 
 _registry_lock = threading.Lock()
