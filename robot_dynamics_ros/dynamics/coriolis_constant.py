@@ -72,8 +72,7 @@ _CHUNK_DOUBLES = 4_000_000
 _SPLIT_BATCH = 64
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
-# 6 angles and 2 slides take 140,625 (820 MB of Gamma for panda, so ~20
-# passes over the grid within 120 MB: 19 s); 8 angles would take 390,625.
+# 7 angles take 78,125, 8 would take 390,625.
 _MAX_FOURIER_SAMPLES = 200_000
 
 
@@ -823,10 +822,10 @@ def _box_bounds(model, setup, centres, halves, offer, pace):
     integrals of d^2 Gamma/dq_p dq_l, so its N is at most ``sum_{p<l} h_p
     h_l H_pl`` (``fourier_derivative_bounds``). N is convex, so
     N(Gamma(c) + sum_{l in S} t_l D_l) over the box is largest at one of its
-    2^|S| vertices, computed for the (at most 4) sides S of largest h_l
-    ||D_l||_F; the other sides add h_l ||D_l||_F (N <= Frobenius); each
-    side adds ``sum_r min(scale_r h^power_r, cap_r) N(A_r)`` for R_l (or
-    H_ll h_l^2 / 2, the smaller; N(A_r) bounded by ``_norm_bound``). The
+    2^|S| vertices, computed for the (at most 2) sides S of largest h_l
+    N'(D_l), N' the cheap ``_norm_bound`` >= N; the other sides add h_l
+    N'(D_l); each side adds ``sum_r min(scale_r h^power_r, cap_r) N'(A_r)``
+    for R_l (or H_ll h_l^2 / 2, the smaller). The
     bound is also at most the Lipschitz bound ``k_c(c) + sum_l L_l h_l``
     (N is a norm). Rounding: ``margin`` per computed N, and the samples'
     error ``entry_margin`` per entry through the l1 norm of the weights
@@ -834,9 +833,8 @@ def _box_bounds(model, setup, centres, halves, offer, pace):
     k_c(c): first-order, its own rest and half its mixed terms) picks the
     side to halve. The setup's frozen coordinates stay at ``base`` and add
     ``frozen_bound`` (``_BoxSetup``). ``offer(values, q)`` receives k_c at
-    the centres. Cost
-    per box: 4 (revolute) or 2 (prismatic) evaluations of Gamma per side,
-    and 2^|S| + 1 evaluations of N, O(n^4) each.
+    the centres. Cost per box: 4 (revolute) or 2 (prismatic) evaluations of
+    Gamma per side, and 2^|S| + 1 evaluations of N, O(n^4) each.
     """
     free, lines, base, (_, lipschitz, hessian) = setup.free, setup.lines, setup.base, setup.derivatives
     count, m = centres.shape
