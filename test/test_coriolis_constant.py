@@ -18,7 +18,9 @@ from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
     coriolis_constant_interval, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
-from robot_dynamics_ros.dynamics.coriolis_constant import _box_bounds, _Pace, first_upper_bound, refinement_for
+from robot_dynamics_ros.dynamics.coriolis_boxes import box_bounds
+from robot_dynamics_ros.dynamics.coriolis_constant import Pace, refinement_for
+from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
 
 # The configuration of the issue: panda's k_c there (4.36844) is above the
 # K_c that the sampled search used to publish (4.36590). Found by 20,000
@@ -194,7 +196,7 @@ def _finish(generator):
 
 @pytest.mark.parametrize("name", ["ur5_robot", "panda", "chain-41-4", "chain-45-4", "tree-44-5"])
 def test_every_box_bound_holds_on_its_box(name):
-    """Each box's bound of the branch and bound (``_box_bounds``) is above
+    """Each box's bound of the branch and bound (``box_bounds``) is above
     k_c (numpy's SVD) everywhere in the box: at its vertices, at random
     points and at L-BFGS-B maxima within it, for boxes from a 1e-3 of the
     domain to all of it; and it is not trivial: on small boxes it is within
@@ -216,7 +218,7 @@ def test_every_box_bound_holds_on_its_box(name):
     scales = np.repeat([1.0, 0.3, 0.1, 0.01, 1e-3], 6)
     halves = 0.5 * (setup.high - setup.low) * scales[:, None] * rng.uniform(0.3, 1.0, (len(scales), m))
     centres = rng.uniform(setup.low + halves, setup.high - halves)
-    bounds, _ = _finish(_box_bounds(model, setup, centres, halves, lambda values, q: None, _Pace()))
+    bounds, _ = _finish(box_bounds(model, setup, centres, halves, lambda values, q: None, Pace()))
 
     def kc(points, fingers):
         q = np.tile(setup.base, (len(points), 1))
@@ -322,7 +324,7 @@ def test_without_jit_the_first_bound_is_the_same():
     jit = first_upper_bound(load_urdf(puma_urdf()))[0]
     plain = worst_error_without_jit(
         "from robot_dynamics_ros.dynamics import load_urdf, puma_urdf\n"
-        "from robot_dynamics_ros.dynamics.coriolis_constant import first_upper_bound\n"
+        "from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound\n"
         "print('WORST', repr(first_upper_bound(load_urdf(puma_urdf()))[0]))\n")
     assert abs(plain - jit) <= 1e-12 * jit
 

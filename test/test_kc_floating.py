@@ -14,7 +14,8 @@ from scipy.optimize import minimize
 from robots import example_robot_urdf, random_urdf
 from robot_dynamics_ros.dynamics import christoffel_symbols, coriolis_bounds, load_urdf
 from robot_dynamics_ros.dynamics.bounds import joint_limits
-from robot_dynamics_ros.dynamics.coriolis_constant import first_upper_bound, refinement_for
+from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
+from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
 
 ROBOTS = {
     "solo12": lambda: load_urdf(example_robot_urdf("solo12"), base="floating"),

@@ -1,0 +1,541 @@
+"""Bounds on k_c over boxes of configurations, for the branch and bound of
+``coriolis_constant.CoriolisConstantRefinement``: the exact expansion of
+Gamma (global derivative bounds), its exact restriction to the sides of a
+box (``box_bounds``), and the list of boxes kept in place. Every kernel
+releases the GIL (a node's outputs run beside the refinement). The method
+and why each bound holds: docs/coriolis_constant.md.
+"""
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .bounds import config_constant_kernel
+from .calls import in_chunks
+from .christoffel import christoffel_symbols
+
+_EPS = np.finfo(float).eps
+
+
+def _axis_transforms(prismatic, lo, hi):
+    """Per coordinate on which Gamma depends: (nodes q_j, matrix T with
+    coefficients = T @ samples, w with w[d, a] >= sup |b_a^(d)| for the
+    d-th derivative of each basis function b_a, d = 0, 1, 2). Revolute: 5
+    equispaced angles, the discrete Fourier transform, b_a = e^{i a q} for
+    a = 0, 1, 2, -2, -1 (|a|^d). Prismatic: the Chebyshev nodes mid +
+    radius (1, 0, -1), b_a = T_a((q - mid) / radius) for a = 0, 1, 2 (1;
+    a^2 / radius by Markov's inequality; T_2'' = 4 / radius^2). Both
+    interpolations are exact for degree <= 2, and every row of T has l1
+    norm 1 (so rounding in the samples is not amplified)."""
+    transforms = []
+    for is_prismatic, low, high in zip(prismatic, lo, hi):
+        if is_prismatic:
+            mid, radius = 0.5 * (low + high), 0.5 * (high - low)
+            matrix = np.array([[0.25, 0.5, 0.25], [0.5, 0.0, -0.5], [0.25, -0.5, 0.25]], dtype=complex)
+            transforms.append((mid + radius * np.array([1.0, 0.0, -1.0]), matrix,
+                               np.array([[1.0, 1.0, 1.0], np.array([0.0, 1.0, 4.0]) / radius,
+                                         np.array([0.0, 0.0, 4.0]) / radius ** 2])))
+        else:
+            angles = 2.0 * np.pi * np.arange(5) / 5
+            orders = np.array([0, 1, 2, -2, -1])
+            transforms.append((angles, np.exp(-1j * np.outer(orders, angles)) / 5,
+                               np.abs(orders)[None].astype(float) ** np.arange(3)[:, None]))
+    return transforms
+
+
+@njit(cache=True, nogil=True)
+def _transform_grid(values, sizes, matrices, out):
+    """out (count, E) = the coefficients of ``values`` (count, E), sampled on
+    the tensor grid of ``sizes`` (C order), transformed along each axis l by
+    ``matrices[l, :sizes[l], :sizes[l]]`` (``_axis_transforms``). In place
+    in ``out``, tiles of 256 columns at a time."""
+    count, width = values.shape
+    flat = out.reshape(count * width)
+    source = values.reshape(count * width)
+    for s in range(count * width):
+        flat[s] = source[s]
+    tile = np.empty((5, 256), dtype=np.complex128)
+    after = count * width
+    before = 1
+    for axis in range(len(sizes)):
+        size = sizes[axis]
+        after //= size
+        for b in range(before):
+            base = b * size * after
+            for a0 in range(0, after, 256):
+                span = min(256, after - a0)
+                for k in range(size):
+                    for a in range(span):
+                        tile[k, a] = flat[base + k * after + a0 + a]
+                for j in range(size):
+                    row = base + j * after + a0
+                    for a in range(span):
+                        flat[row + a] = 0.0
+                    for k in range(size):
+                        weight = matrices[axis, j, k]
+                        for a in range(span):
+                            flat[row + a] += weight * tile[k, a]
+        before *= size
+
+
+@njit(cache=True, nogil=True)
+def _add_squares(coefficients, weights, squares):
+    """squares[s] += sum_e weights[e] |coefficients[s, e]|^2."""
+    for s in range(coefficients.shape[0]):
+        acc = 0.0
+        for e in range(coefficients.shape[1]):
+            c = coefficients[s, e]
+            acc += weights[e] * (c.real * c.real + c.imag * c.imag)
+        squares[s] += acc
+
+
+def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
+                              pace, combination=((None, 1.0),)):
+    """(V, L, H): for the coordinates l, m of ``free`` and every q (the
+    other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
+    H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
+    ``combination`` ((offset (nv,) or None, w) pairs; Gamma itself by
+    default), with N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one
+    step per chunk of Gamma evaluations, ``pace.chunk``; (V, L, H) is its
+    return value).
+
+    Gamma is a trigonometric polynomial of degree <= 2 in every revolute
+    angle and a polynomial of degree <= 2 in every prismatic displacement
+    (tested in test_coriolis_constant.py), so with P = 5^r 3^p samples on
+    the tensor grid of ``_axis_transforms`` its expansion
+    ``Gamma(q) = sum_alpha C_alpha prod_l b_alpha_l(q_l)`` is exact, and
+    ``N(dGamma/dq_l) <= sum_alpha w[1, alpha_l] nu_alpha`` (|b| <= 1 on the
+    domain), and likewise with w[1] w[1] or w[2] for the second derivatives, with
+    ``nu_alpha = ||C_alpha||_F`` (>= N), or ``_pair_norms`` when all the
+    coefficient tensors fit in ``memory_bytes`` at once. The entries of Gamma are
+    transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
+    once per block), by nogil kernels (``_transform_grid``): numpy's
+    transforms of a large block held the GIL for up to 140 ms, which a
+    node's callbacks waited for. Rounding: each coefficient is off by at most the
+    samples' error plus a few eps per transform, ``entry_margin`` per
+    entry, added to every ||C_alpha||_F. Cost: P evaluations of Gamma per
+    block, P n^3 / 2 entries in all.
+    """
+    transforms = _axis_transforms(prismatic, lo, hi)
+    sizes = tuple(len(t[0]) for t in transforms)
+    grid = np.array(np.meshgrid(*[t[0] for t in transforms], indexing="ij")).reshape(len(free), -1).T
+    count = len(grid)
+    n = model.nv
+    # Gamma[i, j, k] = Gamma[i, k, j]: the entries with j <= k, the others counted twice
+    i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
+    entries = np.flatnonzero(j <= k)
+    weights = np.where(j[entries] < k[entries], 2.0, 1.0)
+    whole = 48 * count * n ** 3 <= memory_bytes
+    if whole:  # every coefficient tensor at once: N itself rather than Frobenius
+        entries, weights = np.arange(n ** 3), np.ones(n ** 3)
+    block = len(entries) if whole else max(1, int(memory_bytes // (24 * count)))
+    matrices = np.zeros((len(free), 5, 5), dtype=complex)
+    for axis, (_, matrix, _) in enumerate(transforms):
+        matrices[axis, :len(matrix), :len(matrix)] = matrix
+    squares = np.zeros(sizes)
+    q = np.tile(base, (count, 1))
+    q[:, free] = grid
+    for start in range(0, len(entries), block):
+        picked = entries[start:start + block]
+        values = np.zeros((count, len(picked)))
+        chunk = pace.chunk(model)
+        for first in range(0, count, chunk):
+            for offset, weight in combination:
+                some = q[first:first + chunk] if offset is None else q[first:first + chunk] + offset
+                values[first:first + chunk] += weight * christoffel_symbols(model, some).reshape(-1, n ** 3)[:, picked]
+                yield
+        coefficients = np.empty(values.shape, dtype=complex)
+        _transform_grid(values, np.array(sizes), matrices, coefficients)
+        del values
+        if whole:
+            _pair_norms(coefficients, n, squares.reshape(-1))
+            squares **= 2
+        else:
+            _add_squares(coefficients, weights[start:start + block], squares.reshape(-1))
+        yield
+    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin * sum(abs(w) for _, w in combination)
+    m = len(free)
+
+    def bound(*axes):
+        """sum_alpha nu_alpha prod_l sup |b^(d_l)|, d_l = how often l is in axes"""
+        weight = np.ones(sizes)
+        for l in set(axes):
+            shape = [1] * m
+            shape[l] = sizes[l]
+            weight = weight * transforms[l][2][axes.count(l)].reshape(shape)
+        return (norms * weight).sum()
+
+    inflate = 1.0 + 64 * (m + 2) * _EPS
+    value = bound()
+    first = np.array([bound(l) for l in range(m)])
+    second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
+    return value * inflate, first * inflate, second * inflate
+
+
+@njit(cache=True, nogil=True)
+def _pair_norms(coefficients, n, out):
+    """out[s] = sqrt(N(Re C)^2 + N(Im C)^2) for each coefficient tensor C =
+    coefficients[s] (n^3 entries), N(A) = sqrt(sum_k ||A[:, :, k]||_2^2)
+    from the eigenvalues of the Gram matrices (``bounds``), inflated by
+    1e-9 for their rounding (relative error O(n eps)).
+
+    Each real term of the expansion is 2 Re(C e^{i phi}) T (a coefficient
+    and its conjugate, T a product of Chebyshev polynomials) or C T (C
+    real): its N is at most 2 sqrt(N(Re C)^2 + N(Im C)^2) |T| because
+    N(A cos phi - B sin phi) <= N(A) |cos phi| + N(B) |sin phi|, and the sum
+    over the pair counts each member once."""
+    grams = np.empty((n, n, n + 2))
+    part = np.empty(n * n * n)
+    for s in range(coefficients.shape[0]):
+        total = 0.0
+        for imaginary in (False, True):
+            for e in range(n * n * n):
+                part[e] = coefficients[s, e].imag if imaginary else coefficients[s, e].real
+            value = config_constant_kernel(part.reshape((n, n, n)), grams)
+            total += value * value
+        out[s] = np.sqrt(total) * (1.0 + 1e-9)
+
+
+class _Lines(NamedTuple):
+    """The exact restrictions of Gamma to the lines c + t e_l through a box's
+    centre, one row per coordinate l, from samples at c + ``offsets[l, j]``
+    e_l (j < ``samples[l]``): dGamma/dq_l(c) = sum_j ``derivative[l, j]``
+    Gamma_j, and ``Gamma(c + t e_l) = Gamma(c) + t dGamma/dq_l(c) + sum_r
+    phi_r(t) A_r`` (r < ``rests[l]``) with ``A_r = sum_j curvature[l, r,
+    j] Gamma_j`` over the samples, the centre first (j = 0), and
+    ``|phi_r(t)| <= min(scale[l, r] |t|^power[l, r], cap[l, r])``."""
+
+    offsets: np.ndarray
+    samples: np.ndarray
+    derivative: np.ndarray
+    rests: np.ndarray
+    curvature: np.ndarray
+    scale: np.ndarray
+    power: np.ndarray
+    cap: np.ndarray
+
+
+def lines_through(prismatic, lo, hi):
+    """The ``_Lines`` of the coordinates, exact for degree <= 2.
+
+    Revolute: 5 equispaced angles s_j = 2 pi j / 5 (s_0 = 0, the centre),
+    through which the trigonometric interpolant ``Gamma(c + t e_l) = E_0 +
+    sum_{a=1,2} A_a cos(a t) + B_a sin(a t)`` passes, A_a = 2/5 sum_j
+    Gamma_j cos(a s_j), B_a = 2/5 sum_j Gamma_j sin(a s_j); its derivative at
+    t = 0 is sum_a a B_a, and the rest ``A_a (cos(a t) - 1) + B_a (sin(a t)
+    - a t)`` with |cos x - 1| <= min(x^2 / 2, 2), |sin x - x| <= |x|^3 / 6.
+    Prismatic: the parabola through c and c +- r (r the joint's half range):
+    central difference and A = (Gamma_+ + Gamma_- - 2 Gamma(c)) / (2 r^2)
+    times t^2."""
+    m = len(prismatic)
+    angles = 2.0 * np.pi * np.arange(5) / 5
+    trig = 0.4 * np.array([np.cos(angles), np.sin(angles), np.cos(2 * angles), np.sin(2 * angles)])
+    lines = _Lines(np.zeros((m, 4)), np.full(m, 4), np.zeros((m, 4)), np.full(m, 4),
+                   np.zeros((m, 4, 5)), np.zeros((m, 4)), np.zeros((m, 4)), np.full((m, 4), np.inf))
+    for l, (is_prismatic, low, high) in enumerate(zip(prismatic, lo, hi)):
+        if is_prismatic:
+            radius = 0.5 * (high - low)
+            lines.samples[l] = 2
+            lines.offsets[l, :2] = -radius, radius
+            lines.derivative[l, :2] = np.array([-0.5, 0.5]) / radius
+            lines.rests[l] = 1
+            lines.curvature[l, 0, :3] = np.array([-2.0, 1.0, 1.0]) / (2.0 * radius ** 2)
+            lines.scale[l, 0], lines.power[l, 0] = 1.0, 2.0
+        else:
+            lines.offsets[l] = angles[1:]
+            lines.derivative[l] = (trig[1] + 2.0 * trig[3])[1:]
+            lines.curvature[l] = trig
+            lines.scale[l] = np.array([0.5, 1 / 6, 0.5 * 4, 8 / 6])
+            lines.power[l] = 2.0, 3.0, 2.0, 3.0
+            lines.cap[l] = 2.0, np.inf, 2.0, np.inf
+    return lines
+
+
+@njit(cache=True, nogil=True)
+def _norm_bound(A):
+    """An upper bound on N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) with no
+    eigen-solver: ||B||_2^2 <= min(||B||_F^2, ||B||_1 ||B||_inf), inflated by
+    4 (n + 2) eps for the rounding of its sums."""
+    n = A.shape[0]
+    total = 0.0
+    for k in range(n):
+        frobenius = 0.0
+        rows = 0.0
+        for i in range(n):
+            row = 0.0
+            for j in range(n):
+                row += abs(A[i, j, k])
+                frobenius += A[i, j, k] * A[i, j, k]
+            rows = max(rows, row)
+        columns = 0.0
+        for j in range(n):
+            column = 0.0
+            for i in range(n):
+                column += abs(A[i, j, k])
+            columns = max(columns, column)
+        total += min(frobenius, rows * columns)
+    return np.sqrt(total) * (1.0 + 4 * (n + 2) * _EPS)
+
+
+@njit(cache=True, nogil=True)
+def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, power, cap,
+                lipschitz, hessian, margin, sampled, grams, bounds, excess, centre_values):
+    """The bounds of ``box_bounds`` from the boxes' samples gamma (boxes,
+    stride, n^3): the centre, then each line's samples in order. Writes
+    bounds (boxes,), excess (boxes, m) and k_c at the centres."""
+    count, m = halves.shape
+    size3 = gamma.shape[2]
+    n = grams.shape[0]
+    slopes = np.empty((m, size3))
+    rest = np.empty(size3)
+    vertex = np.empty(size3)
+    size = np.empty(m)
+    corners = min(2, m)
+    chosen = np.empty(corners, dtype=np.int64)
+    taken = np.empty(m, dtype=np.bool_)
+    for b in range(count):
+        centre = gamma[b, 0]
+        h = halves[b]
+        value = config_constant_kernel(centre.reshape((n, n, n)), grams)
+        centre_values[b] = value
+        row = 1
+        error = 0.0
+        own_total = 0.0
+        for l in range(m):
+            weight_sum = 0.0
+            for j in range(samples[l]):
+                weight_sum += abs(derivative[l, j])
+            slopes[l] = 0.0
+            for j in range(samples[l]):
+                weight = derivative[l, j]
+                for e in range(size3):
+                    slopes[l, e] += weight * gamma[b, row + j, e]
+            size[l] = _norm_bound(slopes[l].reshape((n, n, n))) * h[l]
+            excess[b, l] = size[l] + h[l] * weight_sum * sampled
+            error += h[l] * weight_sum * sampled
+            own = 0.0
+            for r in range(rests[l]):
+                weight_sum = abs(curvature[l, r, 0])
+                for j in range(samples[l]):
+                    weight_sum += abs(curvature[l, r, j + 1])
+                weight = curvature[l, r, 0]
+                for e in range(size3):
+                    rest[e] = weight * centre[e]
+                for j in range(samples[l]):
+                    weight = curvature[l, r, j + 1]
+                    for e in range(size3):
+                        rest[e] += weight * gamma[b, row + j, e]
+                factor = min(scale[l, r] * h[l] ** power[l, r], cap[l, r])
+                own += factor * (_norm_bound(rest.reshape((n, n, n))) + margin + weight_sum * sampled)
+            own = min(own, 0.5 * hessian[l, l] * h[l] * h[l])
+            excess[b, l] += own
+            own_total += own
+            row += samples[l]
+        mixed = 0.0
+        for l in range(m):
+            for k in range(l):
+                term = h[k] * h[l] * hessian[k, l]
+                mixed += term
+                excess[b, l] += 0.5 * term
+                excess[b, k] += 0.5 * term
+        # the vertices of the linear model along the sides of largest size
+        taken[:] = False
+        for c in range(corners):
+            best = -1
+            for l in range(m):
+                if not taken[l] and (best < 0 or size[l] > size[best]):
+                    best = l
+            chosen[c] = best
+            taken[best] = True
+        unchosen = 0.0
+        for l in range(m):
+            if not taken[l]:
+                unchosen += size[l]
+        top = -np.inf
+        for v in range(1 << corners):
+            for e in range(size3):
+                vertex[e] = centre[e]
+            for c in range(corners):
+                step = (1.0 if (v >> c) & 1 else -1.0) * h[chosen[c]]
+                for e in range(size3):
+                    vertex[e] += step * slopes[chosen[c], e]
+            top = max(top, config_constant_kernel(vertex.reshape((n, n, n)), grams))
+        second = top + margin + unchosen + error + own_total + mixed
+        first = value + margin
+        for l in range(m):
+            first += h[l] * lipschitz[l]
+        bounds[b] = min(first, second)
+        if np.isnan(first) or np.isnan(second) or np.isnan(top):
+            bounds[b] = np.inf  # an overflow: no bound from this box
+
+
+class BoxSetup(NamedTuple):
+    """What the box bounds of one model need (``_box_setup``).
+
+    - ``free``: the coordinates the boxes span, over [``low``, ``high``];
+      ``lines``: their ``_Lines``.
+    - ``base``: q with every other coordinate at its value (0, or within the
+      limits; frozen ones at their mid-range).
+    - ``derivatives``: (V, L, H) of ``fourier_derivative_bounds`` over
+      ``free`` at ``base``.
+    - ``frozen_bound``: N(Gamma(q) - Gamma(q with the frozen coordinates at
+      ``base``)) <= frozen_bound for every q within the limits.
+    - ``margin``, ``entry_margin``: rounding (``coriolis_constant._value_margin``).
+    """
+
+    free: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lines: _Lines
+    base: np.ndarray
+    derivatives: tuple
+    frozen_bound: float
+    margin: float
+    entry_margin: float
+
+
+def box_bounds(model, setup, centres, halves, offer, pace):
+    """(Upper bounds on sup k_c over boxes, each box's excess per side) (a
+    generator: that pair is its return value).
+
+    Along each side the restriction of Gamma is known exactly (``_Lines``):
+    ``Gamma(c + t_l e_l) = Gamma(c) + t_l D_l + R_l(t_l)``, and the rest is
+    mixed: ``Gamma(c + t) - Gamma(c) - sum_l (Gamma(c + t_l e_l) - Gamma(c))``
+    is, telescoping one coordinate at a time, a sum over pairs p < l of
+    integrals of d^2 Gamma/dq_p dq_l, so its N is at most ``sum_{p<l} h_p
+    h_l H_pl`` (``fourier_derivative_bounds``). N is convex, so
+    N(Gamma(c) + sum_{l in S} t_l D_l) over the box is largest at one of its
+    2^|S| vertices, computed for the (at most 2) sides S of largest h_l
+    N'(D_l), N' the cheap ``_norm_bound`` >= N; the other sides add h_l
+    N'(D_l); each side adds ``sum_r min(scale_r h^power_r, cap_r) N'(A_r)``
+    for R_l (or H_ll h_l^2 / 2, the smaller). The
+    bound is also at most the Lipschitz bound ``k_c(c) + sum_l L_l h_l``
+    (N is a norm). Rounding: ``margin`` per computed N, and the samples'
+    error ``entry_margin`` per entry through the l1 norm of the weights
+    that combine them. A side's excess (its share of the bound above
+    k_c(c): first-order, its own rest and half its mixed terms) picks the
+    side to halve. The setup's frozen coordinates stay at ``base`` and add
+    ``frozen_bound`` (``BoxSetup``). ``offer(values, q)`` receives k_c at
+    the centres. Cost per box: 4 (revolute) or 2 (prismatic) evaluations of
+    Gamma per side, and 2^|S| + 1 evaluations of N, O(n^4) each.
+    """
+    free, lines, base, (_, lipschitz, hessian) = setup.free, setup.lines, setup.base, setup.derivatives
+    count, m = centres.shape
+    n = model.nv
+    stride = 1 + lines.samples.sum()
+    points = np.repeat(centres, stride, axis=0).reshape(count, stride, m)
+    row = 1
+    for l in range(m):
+        points[:, row:row + lines.samples[l], l] += lines.offsets[l, :lines.samples[l]]
+        row += lines.samples[l]
+    q = np.tile(base, (count * stride, 1))
+    q[:, free] = points.reshape(-1, m)
+    gamma = np.empty((len(q), n, n, n))
+    chunk = pace.chunk(model)
+    for start in range(0, len(q), chunk):
+        # into place: a copy would hold the GIL, which a node's outputs wait for
+        christoffel_symbols(model, q[start:start + chunk], out=gamma[start:start + chunk])
+        yield
+    gamma = gamma.reshape(count, stride, n ** 3)
+    halves = np.ascontiguousarray(halves)
+    bounds = np.empty(count)
+    excess = np.empty((count, m))
+    values = np.empty(count)
+
+    def boxes(start, stop):
+        _box_kernel(gamma[start:stop], halves[start:stop], *lines[1:], lipschitz, hessian, setup.margin,
+                    n ** 1.5 * setup.entry_margin, np.empty((n, n, n + 2)), bounds[start:stop],
+                    excess[start:stop], values[start:stop])
+
+    if pace.parallel:
+        in_chunks(boxes, count)
+    else:
+        boxes(0, count)
+    offer(values, q[::stride])
+    yield
+    return (bounds + setup.frozen_bound) * (1.0 + 64 * (m + 2) * _EPS), excess
+
+
+@njit(cache=True, nogil=True)
+def keep_boxes(centres, levels, bounds, axes, live, drop_below, settle_below, settled):
+    """Keep, in place, the boxes among the first ``live`` whose bound is above
+    ``settle_below``; one at most ``drop_below`` cannot hold K_c, one in
+    between needs no more work and raises ``settled``. Returns (boxes kept,
+    settled)."""
+    kept = 0
+    for b in range(live):
+        bound = bounds[b]
+        if bound <= settle_below:
+            if bound > drop_below:
+                settled = max(settled, bound)
+            continue
+        centres[kept] = centres[b]
+        levels[kept] = levels[b]
+        bounds[kept] = bound
+        axes[kept] = axes[b]
+        kept += 1
+    return kept, settled
+
+
+@njit(cache=True, nogil=True)
+def largest_bound(bounds, live):
+    """The largest of the first ``live`` bounds (-inf for none)."""
+    top = -np.inf
+    for b in range(live):
+        top = max(top, bounds[b])
+    return top
+
+
+@njit(cache=True, nogil=True)
+def largest_boxes(bounds, live, count, out):
+    """out[:count] = the indices, ascending, of ``count`` of the first
+    ``live`` boxes with no larger bound left out (a partition: O(live))."""
+    threshold = np.partition(bounds[:live].copy(), live - count)[live - count]
+    taken = 0
+    for b in range(live):  # at most count - 1 are above the threshold
+        if bounds[b] > threshold:
+            out[taken] = b
+            taken += 1
+    for b in range(live):
+        if taken < count and bounds[b] == threshold:
+            out[taken] = b
+            taken += 1
+    out[:count].sort()
+
+
+@njit(cache=True, nogil=True)
+def replace_boxes(centres, levels, bounds, axes, live, parents, child_centres, child_levels,
+                   child_bounds, child_axes, drop_below, settle_below, settled):
+    """The split ``parents`` (ascending) leave the first ``live`` boxes and
+    their children arrive, those above ``settle_below`` kept as in
+    ``keep_boxes``: into the parents' slots first, then at the end; the
+    parents' slots left over are filled from the end, highest first (so
+    the box moved is never one that leaves). O(children). Returns (boxes,
+    settled)."""
+    filled = 0
+    for c in range(len(child_bounds)):
+        bound = child_bounds[c]
+        if bound <= settle_below:
+            if bound > drop_below:
+                settled = max(settled, bound)
+            continue
+        if filled < len(parents):
+            slot = parents[filled]
+            filled += 1
+        else:
+            slot = live
+            live += 1
+        centres[slot] = child_centres[c]
+        levels[slot] = child_levels[c]
+        bounds[slot] = bound
+        axes[slot] = child_axes[c]
+    for i in range(len(parents) - 1, filled - 1, -1):
+        slot = parents[i]
+        last = live - 1
+        if slot != last:
+            centres[slot] = centres[last]
+            levels[slot] = levels[last]
+            bounds[slot] = bounds[last]
+            axes[slot] = axes[last]
+        live -= 1
+    return live, settled
