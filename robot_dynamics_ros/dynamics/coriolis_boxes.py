@@ -505,7 +505,7 @@ def largest_boxes(bounds, live, count, out):
 
 @njit(cache=True, nogil=True)
 def replace_boxes(centres, levels, bounds, axes, live, parents, child_centres, child_levels,
-                   child_bounds, child_axes, drop_below, settle_below, settled):
+                  child_bounds, child_axes, drop_below, settle_below, settled):
     """The split ``parents`` (ascending) leave the first ``live`` boxes and
     their children arrive, those above ``settle_below`` kept as in
     ``keep_boxes``: into the parents' slots first, then at the end; the

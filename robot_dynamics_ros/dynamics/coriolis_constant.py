@@ -332,7 +332,7 @@ class CoriolisConstantRefinement:
                 *expansion, self._pace, ((step, 0.25), (-step, 0.25), (None, -0.5)))
             frozen_bound += linear + 2.0 * quadratic
         return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]), base,
-                         derivatives, frozen_bound, margin, entry_margin)
+                        derivatives, frozen_bound, margin, entry_margin)
 
     def _branch_and_bound(self):
         """Branch and bound over boxes of the limits (``box_bounds``). A box
@@ -380,7 +380,7 @@ class CoriolisConstantRefinement:
             lower = self._interval.lower
             if lower > dropped_at:
                 live, settled = keep_boxes(centres, levels, bounds, axes, live, lower,
-                                            self.tolerance * lower, settled)
+                                           self.tolerance * lower, settled)
                 dropped_at = lower
             self._publish(upper=max(lower, settled, largest_bound(bounds, live)))
             if self._interval.upper <= self.tolerance * self._interval.lower:
