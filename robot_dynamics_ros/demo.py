@@ -230,6 +230,13 @@ def main(argv=None):
                 return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:
+        # Ctrl-C shuts the context down from rclpy's signal handler; an
+        # EventsExecutor inside spin_once then raises a bare RuntimeError
+        # ("Unable to convert call argument '0' to Python object", seen under
+        # ros2 launch in CI): that is the shutdown, anything else is not
+        if rclpy.ok():
+            raise
     finally:
         for node in nodes:
             node.destroy_node()
