@@ -103,8 +103,8 @@ class Pace:
     """How refinement's steps use the cores, read at every step (``refine``
     sets ``parallel``)."""
 
-    def __init__(self, parallel=False):
-        self.parallel = parallel
+    def __init__(self):
+        self.parallel = False
 
     def chunk(self, model):
         """Samples per evaluation step: ``_CHUNK_DOUBLES`` doubles of Gamma at
@@ -270,7 +270,7 @@ class CoriolisConstantRefinement:
         rng = np.random.default_rng(_SEED)
         samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
         values = np.empty(_SAMPLES)
-        step = max(1, _CHUNK_DOUBLES // model.nb ** 3)  # offered to lower after each
+        step = self._pace.chunk(model)  # offered to lower after each
         for start in range(0, _SAMPLES, step):
             yield from _evaluate(model, samples[start:start + step], values[start:start + step], self._pace)
             self._offer(values[start:start + step], samples[start:start + step])
