@@ -28,7 +28,6 @@ from robot_dynamics_ros.node import DESCRIPTION_QOS, DynamicsNode
 
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
-from rclpy.executors import ExternalShutdownException  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.node import Node  # noqa: E402
@@ -38,6 +37,7 @@ from std_msgs.msg import String  # noqa: E402
 from robot_dynamics_ros import dynamics  # noqa: E402
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory  # noqa: E402
 from robot_dynamics_ros.demo_monitor import PUMA, SOLO12, Monitor  # noqa: E402
+from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped  # noqa: E402
 from robot_dynamics_ros.demo_quadruped import (  # noqa: E402
     ROOT_LINK, ExampleRobotDataMissing, SwayingQuadruped, solo12_urdf)
 
@@ -208,7 +208,7 @@ def main(argv=None):
                         help="do not start the node here (it runs as another process)")
     options = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     stream, robot = ROBOTS[options.robot]
-    rclpy.init(args=argv)
+    init_without_signal_handlers(argv)
     try:
         nodes = [stream(options.rate)]
     except ExampleRobotDataMissing as error:
@@ -223,24 +223,15 @@ def main(argv=None):
     for node in nodes:
         executor.add_node(node)
     try:
-        while rclpy.ok() and not monitor.finished():
-            executor.spin_once(timeout_sec=0.1)
-            if monitor.gave_up():
-                print("no outputs from the robot_dynamics node: giving up", file=sys.stderr)
-                return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        # Ctrl-C shuts the context down from rclpy's signal handler; an
-        # EventsExecutor inside spin_once then raises a bare RuntimeError
-        # ("Unable to convert call argument '0' to Python object", seen under
-        # ros2 launch in CI): that is the shutdown, anything else is not
-        if rclpy.ok():
-            raise
+        spin_until_stopped(executor, lambda: not (monitor.finished() or monitor.gave_up()))
+        gave_up = monitor.gave_up()
     finally:
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
+    if gave_up:
+        print("no outputs from the robot_dynamics node: giving up", file=sys.stderr)
+        return 1
     return 0
 
 

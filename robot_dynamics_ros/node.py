@@ -28,7 +28,6 @@ from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import (
     FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult)
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -51,6 +50,7 @@ from robot_dynamics_ros.messages import (
 )
 from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
 from robot_dynamics_ros.model_source import ServedModel, read_description_file
+from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped
 
 NODE_NAME = "robot_dynamics"
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
@@ -391,19 +391,12 @@ class DynamicsNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
+    init_without_signal_handlers(args)
     node = DynamicsNode()
     executor = EventsExecutor()
     executor.add_node(node)
     try:
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        # Ctrl-C's shutdown racing spin_once (demo.py, the same loop)
-        if rclpy.ok():
-            raise
+        spin_until_stopped(executor)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

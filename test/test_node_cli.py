@@ -46,3 +46,45 @@ def test_a_node_whose_description_was_refused_says_why_it_still_waits(tmp_path):
             60.0, "a 'waiting' line naming the refusal", period=0.2)
     finally:
         assert node.stop() == 0, node.log()
+
+
+SIGNAL_INSIDE_A_CALLBACK = """
+import os, signal, sys
+import rclpy
+from rclpy.experimental import EventsExecutor
+from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped
+
+init_without_signal_handlers()
+node = rclpy.create_node("signalled")
+calls = []
+
+def tick():
+    calls.append(1)
+    if len(calls) == 5:
+        os.kill(os.getpid(), signal.{name})
+        calls.append("went on")
+
+node.create_timer(0.001, tick)
+executor = EventsExecutor()
+executor.add_node(node)
+spin_until_stopped(executor)
+print(calls.count(1), "went on" in calls, signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+      signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+node.destroy_node()
+rclpy.try_shutdown()
+"""
+
+
+def test_a_stop_signal_inside_a_callback_lets_it_finish_and_ends_the_spin_cleanly():
+    """Ctrl-C or SIGTERM while a callback runs must not raise inside it: under
+    an EventsExecutor that once surfaced as a bare pybind11 RuntimeError and a
+    traceback at the end of a launch (spin.py). The spin ends within a few
+    rounds, the callback completes, and the process's own handlers return."""
+    harness.isolate_ros_environment()
+    for name in ("SIGINT", "SIGTERM"):
+        run = subprocess.run([sys.executable, "-c", SIGNAL_INSIDE_A_CALLBACK.replace("{name}", name)],
+                             cwd=harness.REPO, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, f"{name}: {run.stderr}"
+        calls, went_on, int_restored, term_restored = run.stdout.split()
+        assert 5 <= int(calls) <= 10, f"{name}: the spin went on for {calls} callbacks"
+        assert went_on == int_restored == term_restored == "True", f"{name}: {run.stdout}"
