@@ -131,7 +131,6 @@ class DynamicsNode(Node):
                 String, "robot_description", self._on_description, DESCRIPTION_QOS).topic_name
             self._waiting_for = (f"listening on {topic} (std_msgs/String, transient local, as "
                                  "robot_state_publisher publishes it), or set the urdf_file parameter")
-        self._refiner.start()
         self._service.start()
 
         self.add_on_set_parameters_callback(self._on_set_parameters)

@@ -5,11 +5,12 @@ refinement, the interval only tightens while the thread works (upper never
 up, lower never down), the thread follows the served model and leaves the
 old one alone, stops within its step, and a zero budget keeps the first bound.
 """
+import pickle
 import time
 
 import numpy as np
 
-from robot_dynamics_ros.dynamics import christoffel_symbols, load_urdf
+from robot_dynamics_ros.dynamics import christoffel_symbols, load_urdf, mass_matrix
 from robot_dynamics_ros.dynamics.puma import puma_urdf
 from robot_dynamics_ros.kc_refinement import KcRefiner
 
@@ -28,11 +29,25 @@ def wait_for(predicate, timeout):
     return predicate()
 
 
+def test_the_workers_copy_of_a_model_is_the_same_model_without_its_caches():
+    """The refinement runs on a pickled copy (the worker process), whose
+    interval the node merges into the original's: the copy must compute
+    exactly what the original does, payload included."""
+    bare = load_urdf(puma_urdf())
+    model = bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
+    mass_matrix(model, np.zeros(model.nq))  # fills the original's caches
+    copy = pickle.loads(pickle.dumps(model))
+    assert copy.cache == {} and copy.payloads.keys() == model.payloads.keys()
+    q = np.random.default_rng(3).uniform(-3, 3, (20, model.nq))
+    assert np.array_equal(christoffel_symbols(copy, q), christoffel_symbols(model, q))
+    assert np.array_equal(mass_matrix(copy, q), mass_matrix(model, q))
+    assert not np.allclose(mass_matrix(copy, q), mass_matrix(bare, q)), "the payload was lost"
+
+
 def test_refines_the_served_model_monotonically_then_stops():
     model = load_urdf(puma_urdf())
     refiner = KcRefiner(time_budget=3.0, memory_limit_mb=50.0)
     first = refiner.refinement(model).interval
-    refiner.start()
     try:
         refiner.follow(model)
         seen = [first]
@@ -54,14 +69,13 @@ def test_refines_the_served_model_monotonically_then_stops():
         assert float(status["kc_global"]) == float(f"{last.upper:.6g}")
     finally:
         refiner.stop()
-    assert not refiner._thread.is_alive()
+    assert refiner._process.poll() is not None
 
 
 def test_follows_a_payload_swap_and_leaves_the_old_model():
     bare = load_urdf(puma_urdf())
     loaded = bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
     refiner = KcRefiner(time_budget=30.0, memory_limit_mb=50.0)
-    refiner.start()
     try:
         refiner.follow(bare)
         assert wait_for(lambda: float(refiner.status(bare)["kc_refinement_s"]) > 0.2, 20.0)
@@ -79,11 +93,31 @@ def test_zero_budget_keeps_the_first_bound():
     model = load_urdf(puma_urdf())
     refiner = KcRefiner(time_budget=0.0, memory_limit_mb=50.0)
     first = refiner.refinement(model).interval
-    refiner.start()
     try:
         refiner.follow(model)
         time.sleep(0.5)
         assert refiner.refinement(model).interval[:2] == first[:2]
         assert refiner.status(model)["kc_refinement"] == "budget spent"
+    finally:
+        refiner.stop()
+
+
+def test_a_worker_that_dies_leaves_the_interval_and_says_so():
+    """Killed (out of memory, say), the refinement process takes nothing with
+    it: the interval stays what it was, following another model still works,
+    and the status says the refinement stopped."""
+    bare = load_urdf(puma_urdf())
+    loaded = bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
+    refiner = KcRefiner(time_budget=30.0, memory_limit_mb=50.0)
+    try:
+        refiner.follow(bare)
+        assert wait_for(lambda: float(refiner.status(bare)["kc_refinement_s"]) > 0.2, 30.0)
+        refiner._process.kill()
+        assert wait_for(lambda: refiner.status(bare)["kc_refinement"] != "running", 10.0)
+        before = refiner.refinement(bare).interval
+        assert refiner.status(bare)["kc_refinement"] == "stopped: its process exited"
+        refiner.follow(loaded)
+        assert refiner.status(loaded)["kc_refinement"] == "stopped: its process exited"
+        assert refiner.refinement(bare).interval[:2] == before[:2]
     finally:
         refiner.stop()

@@ -1,5 +1,7 @@
 """What a user sees first: ``robot_dynamics_node --help``, and a node waiting for its URDF."""
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -88,3 +90,33 @@ def test_a_stop_signal_inside_a_callback_lets_it_finish_and_ends_the_spin_cleanl
         calls, went_on, int_restored, term_restored = run.stdout.split()
         assert 5 <= int(calls) <= 10, f"{name}: the spin went on for {calls} callbacks"
         assert went_on == int_restored == term_restored == "True", f"{name}: {run.stdout}"
+
+
+def _children(pid: int) -> list:
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def test_ctrl_c_in_a_terminal_ends_the_node_and_its_refinement_process(tmp_path):
+    """A terminal's Ctrl-C reaches the node's whole process group, the K_c
+    refinement's process included: the node ends cleanly and takes that
+    process with it, neither printing a traceback."""
+    harness.isolate_ros_environment()
+    from robot_dynamics_ros.dynamics.puma import puma_urdf
+
+    urdf = tmp_path / "puma.urdf"
+    urdf.write_text(puma_urdf())
+    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", log_path=tmp_path / "node.log", params_file=False)
+    peer = harness.Peer(outputs=())
+    try:
+        peer.wait_for_model("puma560_mohan_saha", 120.0, node)
+        harness.Peer.wait_until(lambda: _children(node.process.pid), 30.0, "the refinement's process")
+        workers = _children(node.process.pid)
+        os.killpg(node.process.pid, signal.SIGINT)
+        assert node.process.wait(20.0) == 0, node.log()
+        harness.Peer.wait_until(lambda: not any(Path(f"/proc/{w}").exists() for w in workers), 10.0,
+                                "the refinement's process to end")
+        assert "Traceback" not in node.log() and "KeyboardInterrupt" not in node.log(), node.log()
+    finally:
+        peer.close()
+        node.stop()

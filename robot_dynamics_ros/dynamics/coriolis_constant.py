@@ -110,10 +110,9 @@ class Pace:
         """Samples per evaluation step: ``_CHUNK_DOUBLES`` doubles of Gamma at
         most, so memory stays bounded whatever n (one sample at n >= 159).
         On one thread (the default) fewer than ``calls.PARALLEL_FROM``: a
-        chunk runs on the calling thread, never on the thread pool, so a
-        node's refinement thread (nice 10) is the only one it takes from the
-        executor (with the pool it took both cores, and doubled the p99
-        latency of a 35-DoF node). ``parallel``: the pool's cores."""
+        chunk runs on the calling thread, never on the thread pool, so the
+        node's refinement process takes one core, never both (with the pool
+        it doubled the p99 latency of a 35-DoF node). ``parallel``: the pool's cores."""
         most = max(1, _CHUNK_DOUBLES // model.nb ** 3)
         return most if self.parallel else min(most, PARALLEL_FROM - 1)
 
@@ -248,6 +247,12 @@ class CoriolisConstantRefinement:
                 except StopIteration:
                     self._publish(finished=True)
         return self._interval
+
+    def merge(self, interval: KcInterval):
+        """Take what ``interval`` adds: it must come from the refinement of
+        an equal model (a copy sent to another process), so both ends hold
+        for this one. ``upper`` still only decreases, ``lower`` only increases."""
+        self._publish(interval.lower, interval.witness, interval.upper, interval.finished)
 
     def _publish(self, lower=None, witness=None, upper=None, finished=False):
         with self._publish_lock:

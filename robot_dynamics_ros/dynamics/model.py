@@ -9,7 +9,8 @@ joint ``i``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import functools
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -194,6 +195,13 @@ class Model:
         if data is None:
             data = self._local.data[dtype.char] = new_data(self.record(dtype), self.nb, self.nv, dtype)
         return data
+
+    def __reduce__(self):
+        """Pickled as its constructor's arguments: the copy makes its own
+        caches and per-thread data (the node sends its models to the K_c
+        refinement's process)."""
+        arguments = {f.name: getattr(self, f.name) for f in fields(self) if f.init and f.name != "_local"}
+        return functools.partial(type(self), **arguments), ()
 
     def with_payload(self, link, mass, com, inertia) -> "Model":
         """A new model with a rigid payload on ``link``; this one is unchanged.
