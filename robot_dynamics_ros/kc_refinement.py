@@ -10,11 +10,13 @@ only decreases and the lower end only increases (the refinement's contract,
 kept when an interval arrives: ``CoriolisConstantRefinement.merge``).
 
 A process, not a thread: a thread of the node's process shares its GIL, and
-every return of the refinement's compiled kernels to Python competed with
-the executor for it (joint states lost under a 1 kHz stream, latency p99
-up 3-5x: docs/benchmarks.md). The worker also runs at a low priority (nice),
-which the scheduler can apply to it alone; the same nice value on a thread
-made the executor wait for the GIL the descheduled thread held.
+every return of the refinement's compiled kernels to Python made the
+executor wait for it (in paired runs the node's compute time p99 reached
+5.4 ms and up to 14.5% of a 1 kHz stream was lost; with the process it stays
+as without refinement: docs/benchmarks.md). What the process still costs
+the node is the core it takes, on a 2-core machine. It runs at nice 10 (the
+node's choice); a thread at SCHED_IDLE was worse, as the executor then
+waited for the GIL of a descheduled thread.
 
 When the node serves another model (a new description or a payload swap),
 the worker moves to it at the end of its current step and the old model's
