@@ -20,6 +20,12 @@ def kc_at(model, q):
     return np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(model.nv)))
 
 
+def puma_bare_and_loaded():
+    """The PUMA, and the PUMA with 2 kg on its last link: two models whose K_c differ."""
+    bare = load_urdf(puma_urdf())
+    return bare, bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
+
+
 def wait_for(predicate, timeout):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -33,8 +39,7 @@ def test_the_workers_copy_of_a_model_is_the_same_model_without_its_caches():
     """The refinement runs on a pickled copy (the worker process), whose
     interval the node merges into the original's: the copy must compute
     exactly what the original does, payload included."""
-    bare = load_urdf(puma_urdf())
-    model = bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
+    bare, model = puma_bare_and_loaded()
     mass_matrix(model, np.zeros(model.nq))  # fills the original's caches
     copy = pickle.loads(pickle.dumps(model))
     assert copy.cache == {} and copy.payloads.keys() == model.payloads.keys()
@@ -73,8 +78,7 @@ def test_refines_the_served_model_monotonically_then_stops():
 
 
 def test_follows_a_payload_swap_and_leaves_the_old_model():
-    bare = load_urdf(puma_urdf())
-    loaded = bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
+    bare, loaded = puma_bare_and_loaded()
     refiner = KcRefiner(time_budget=30.0, memory_limit_mb=50.0)
     try:
         refiner.follow(bare)
@@ -106,8 +110,7 @@ def test_a_worker_that_dies_leaves_the_interval_and_says_so():
     """Killed (out of memory, say), the refinement process takes nothing with
     it: the interval stays what it was, following another model still works,
     and the status says the refinement stopped."""
-    bare = load_urdf(puma_urdf())
-    loaded = bare.with_payload(bare.link_names[-1], 2.0, [0.0, 0.0, 0.05], 0.01 * np.eye(3))
+    bare, loaded = puma_bare_and_loaded()
     refiner = KcRefiner(time_budget=30.0, memory_limit_mb=50.0)
     try:
         refiner.follow(bare)
