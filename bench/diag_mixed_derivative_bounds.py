@@ -1,0 +1,107 @@
+"""How loose the K_c refinement's bounds on the mixed second derivatives are, and how much a
+bound from the Fourier coefficients of the squared norm would gain (docs/coriolis_constant.md).
+
+    python bench/diag_mixed_derivative_bounds.py [--robot ur5_robot] [--pairs 1,2 3,5 ...]
+
+For each pair (p, l) of the coordinates the branch and bound searches, three numbers for
+S = sup_q ||d2 Gamma / dq_p dq_l (q)||_F:
+
+- triangle: sum_alpha |a_p a_l| ||C_alpha||_F, the triangle inequality over the expansion's
+  Fourier terms (what ``coriolis_boxes.fourier_derivative_bounds`` gives, Frobenius form);
+- coefficients: sqrt(sum_gamma |A_gamma|), with A the Fourier coefficients of the
+  trigonometric polynomial ||d2 Gamma / dq_p dq_l||_F^2 (degree 4 per angle: exact from
+  9 points per angle), also a guaranteed bound, which keeps the cancellations between terms;
+- sampled: the largest value on that 9-point grid, a lower bound of S.
+
+Dense FFTs over 9^m points per entry of Gamma: seconds per pair for ur5's 5 angles, ~10 s
+per pair for panda's 6 (fingers at 0.02 m), too slow as written for the refinement itself.
+"""
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
+import robots  # noqa: E402
+from robot_dynamics_ros.dynamics import christoffel_symbols, load_urdf  # noqa: E402
+from robot_dynamics_ros.dynamics.bounds import joint_limits  # noqa: E402
+from robot_dynamics_ros.dynamics.model import REVOLUTE  # noqa: E402
+
+DEGREE_2_POINTS = 5   # samples per angle that determine a degree-2 trigonometric polynomial
+DEGREE_4_POINTS = 9   # and a degree-4 one (the squared norm)
+ENTRY_BLOCK = 48      # entries of Gamma transformed at once (memory)
+
+
+def expansion(model, free):
+    """Fourier coefficients C (5,)*m + (entries,) of Gamma over the angles ``free`` (the
+    other coordinates at mid-range), the entries j <= k of Gamma[i, j, k] and their weights."""
+    lower, upper, _ = joint_limits(model)
+    middle = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2, 0.0)
+    angles = 2 * np.pi * np.arange(DEGREE_2_POINTS) / DEGREE_2_POINTS
+    grid = np.array(np.meshgrid(*[angles] * len(free), indexing="ij")).reshape(len(free), -1).T
+    q = np.tile(middle, (len(grid), 1))
+    q[:, free] = grid
+    n = model.nv
+    _, j, k = np.unravel_index(np.arange(n ** 3), (n, n, n))
+    keep = np.flatnonzero(j <= k)
+    values = christoffel_symbols(model, q).reshape(-1, n ** 3)[:, keep]
+    values = values.reshape((DEGREE_2_POINTS,) * len(free) + (len(keep),))
+    coefficients = np.fft.fftn(values, axes=range(len(free))) / DEGREE_2_POINTS ** len(free)
+    return coefficients, np.where(j[keep] < k[keep], 2.0, 1.0)
+
+
+def pair_bounds(coefficients, weights, first, second):
+    """(triangle, coefficients, sampled) for the mixed derivative in axes ``first`` and ``second``."""
+    m = coefficients.ndim - 1
+    exponents = np.fft.fftfreq(DEGREE_2_POINTS, 1 / DEGREE_2_POINTS)  # 0 1 2 -2 -1
+    factor = (exponents.reshape([-1 if d == first else 1 for d in range(m)])
+              * exponents.reshape([-1 if d == second else 1 for d in range(m)]))
+    norms = np.sqrt((weights * np.abs(coefficients) ** 2).sum(-1))
+    triangle = (np.abs(factor) * norms).sum()
+    size = DEGREE_4_POINTS
+    slots = np.ix_(*[[0, 1, 2, size - 2, size - 1]] * m)
+    squared = np.zeros((size,) * m)
+    for start in range(0, coefficients.shape[-1], ENTRY_BLOCK):
+        block = coefficients[..., start:start + ENTRY_BLOCK]
+        padded = np.zeros((size,) * m + (block.shape[-1],), dtype=complex)
+        padded[slots] = -factor[..., None] * block
+        values = np.fft.ifftn(padded, axes=range(m)) * size ** m
+        squared += (weights[start:start + ENTRY_BLOCK] * np.abs(values) ** 2).sum(-1)
+    squared_coefficients = np.fft.fftn(squared) / size ** m
+    return triangle, np.sqrt(np.abs(squared_coefficients).sum()), np.sqrt(squared.max())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--robot", default="ur5_robot", help="an example-robot-data URDF name (ur5_robot)")
+    parser.add_argument("--pairs", nargs="*", default=None,
+                        help="pairs of joint indices p,l (default: every pair of the searched angles)")
+    options = parser.parse_args()
+    model = load_urdf(Path(dict(robots.example_robot_urdfs())[options.robot]).read_text())
+    # the angles the refinement searches: joints on the world do not enter Gamma; prismatic
+    # joints (panda's fingers) stay at mid-range
+    _, _, kinds = joint_limits(model)
+    body = [model.body_joint_names.index(name) for name in model.joint_names]
+    free = [c for c in range(model.nv) if kinds[c] == REVOLUTE and model.parent[body[c]] != -1]
+    start = time.monotonic()
+    coefficients, weights = expansion(model, free)
+    print(f"{options.robot}: angles {free}, {coefficients.shape[-1]} entries of Gamma, "
+          f"expansion {time.monotonic() - start:.1f} s")
+    if options.pairs:
+        pairs = [tuple(free.index(int(x)) for x in pair.split(",")) for pair in options.pairs]
+    else:
+        pairs = list(itertools.combinations(range(len(free)), 2))
+    print(f"{'pair':>6} {'triangle':>10} {'coefficients':>13} {'sampled':>10} {'ratios to sampled':>20}")
+    for p, l in pairs:
+        triangle, squared, sampled = pair_bounds(coefficients, weights, p, l)
+        print(f"{free[p]:>3},{free[l]:<2} {triangle:10.4g} {squared:13.4g} {sampled:10.4g} "
+              f"{triangle / sampled:9.2f} {squared / sampled:9.2f}   ({time.monotonic() - start:.0f} s)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
