@@ -1,4 +1,4 @@
-"""What a user sees first: ``robot_dynamics_node --help``, and a node waiting for its URDF."""
+"""What a user sees first: ``robot_dynamics_node --help``, a node waiting for its URDF, and Ctrl-C."""
 
 import os
 import signal
