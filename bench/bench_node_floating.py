@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from nav_msgs.msg import Odometry
 
-from bench_node import MATCH_TOLERANCE, SEARCH_WINDOW, harness, percentile_ms, robots
+from bench_node import MATCH_TOLERANCE, harness, percentile_ms, robots
 
 ROBOT = "g1_29dof_rev_1_0"
 STARTUP_TIMEOUT = 300.0  # a first run compiles the numba kernels
@@ -130,7 +130,7 @@ def main():
     base, _, q, _ = states
     expected = functools.lru_cache(maxsize=1024)(lambda k: [oracle.mass_matrix(np.r_[base[k], q[k]])])
     matches = harness.match_by_value([harness.from_multiarray(m) for _, m in records], expected,
-                                     len(stream.sent_at), window=SEARCH_WINDOW, tolerance=MATCH_TOLERANCE)
+                                     len(stream.sent_at), tolerance=MATCH_TOLERANCE)
     sent_at = np.array(stream.sent_at)
     wrong = sum(m is None for m in matches)
     ok = [(j, m[0]) for j, m in enumerate(matches) if m is not None]  # (received, joint state)

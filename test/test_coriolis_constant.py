@@ -201,8 +201,8 @@ def test_every_box_bound_holds_on_its_box(name):
     points and at L-BFGS-B maxima within it, for boxes from a 1e-3 of the
     domain to all of it; and it is not trivial: on small boxes it is within
     a few percent of k_c at the centre, plus the frozen coordinates' bound
-    (so the test could fail). The
-    random robots have prismatic sides (``_lines``: parabolas); panda's
+    (so the test could fail). The random robots have prismatic sides
+    (``_lines``: parabolas); panda's
     fingers, and tree-44-5's prismatic leaf, are frozen at mid-range
     (``_box_setup``), so the points take any of their values within the
     limits."""

@@ -366,7 +366,7 @@ def test_payload_swaps_are_atomic_under_load(panda, no_payloads):
         lambda k: [o.mass_matrix(configuration(k)) for o in oracles])
     mass_from = harness.match_by_value(masses, expected, len(sent))
     assert None not in mass_from, (
-        f"{mass_from.count(None)} mass matrices equal neither payload's at any recent input")
+        f"{mass_from.count(None)} mass matrices equal neither payload's at any later input")
     for k, variant in mass_from:
         if k in gravity_from:
             assert gravity_from[k] == variant, f"input {k}: mass matrix and gravity from different payloads"
