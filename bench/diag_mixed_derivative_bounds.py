@@ -19,6 +19,17 @@ per pair for panda's 6 (fingers at 0.02 m), too slow as written for the refineme
 ``--refine S``: then what the refinement (both cores) reaches in S seconds with the
 expansion's mixed bounds H_pl replaced by the smaller of the two guaranteed bounds (their
 cost above not counted), paired with the refinement as shipped, printed every 10 s.
+``--ceiling`` adds a third run with H_pl replaced by the sampled maxima and the frozen
+fingers' bound by 0: not bounds, but what no global bound on the mixed derivatives can
+beat (the sampled maxima are below every such bound). ``--local`` adds a run where each
+box's mixed terms use, per pair, the Frobenius norm of the exact mixed derivative at the
+box's centre (16 more samples of Gamma per pair and box, their cost counted), fingers at
+0 and no Lipschitz form: not bounds either (the value at the centre is below the box's
+supremum), but what a box-local bound of the mixed derivatives could at best reach.
+
+``--volume``: the share of 200,000 random configurations within the limits where k_c is
+within 2, 5 and 10% of the refinement's lower end after 10 s, and the volume of the angles
+the branch and bound covers: where k_c is near K_c, its boxes must be small.
 """
 
 import argparse
@@ -31,8 +42,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
 import robots  # noqa: E402
-from robot_dynamics_ros.dynamics import christoffel_symbols, coriolis_constant, load_urdf  # noqa: E402
-from robot_dynamics_ros.dynamics.bounds import joint_limits  # noqa: E402
+from robot_dynamics_ros.dynamics import (  # noqa: E402
+    christoffel_symbols, coriolis_boxes, coriolis_constant, load_urdf)
+from robot_dynamics_ros.dynamics.bounds import config_coriolis_constant, joint_limits  # noqa: E402
 from robot_dynamics_ros.dynamics.model import REVOLUTE  # noqa: E402
 
 DEGREE_2_POINTS = 5   # samples per angle that determine a degree-2 trigonometric polynomial
@@ -86,6 +98,15 @@ def main():
                         help="pairs of joint indices p,l (default: every pair of the searched angles)")
     parser.add_argument("--refine", type=float, default=0.0,
                         help="seconds of refinement with and without the coefficient bounds (0)")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="with --refine: also a run with the sampled maxima, fingers at 0 (not bounds)")
+    parser.add_argument("--local", action="store_true",
+                        help="with --refine: also a run with each box's mixed derivatives at its centre "
+                             "(not bounds)")
+    parser.add_argument("--volume", action="store_true",
+                        help="the share of configurations within 2, 5 and 10%% of K_c's lower end")
+    parser.add_argument("--skip-pairs", action="store_true",
+                        help="no pair bounds (and only the --local run of --refine)")
     options = parser.parse_args()
     model = load_urdf(Path(dict(robots.example_robot_urdfs())[options.robot]).read_text())
     # the angles the refinement searches: joints on the world do not enter Gamma; prismatic
@@ -93,6 +114,8 @@ def main():
     _, _, kinds = joint_limits(model)
     body = [model.body_joint_names.index(name) for name in model.joint_names]
     free = [c for c in range(model.nv) if kinds[c] == REVOLUTE and model.parent[body[c]] != -1]
+    if options.volume:
+        near_maximal_volume(model)
     start = time.monotonic()
     coefficients, weights = expansion(model, free)
     print(f"{options.robot}: angles {free}, {coefficients.shape[-1]} entries of Gamma, "
@@ -103,27 +126,92 @@ def main():
         pairs = list(itertools.combinations(range(len(free)), 2))
     print(f"{'pair':>6} {'triangle':>10} {'coefficients':>13} {'sampled':>10} {'ratios to sampled':>20}")
     mixed = np.full((len(free), len(free)), np.inf)
-    for p, q in pairs:
+    sampled_maxima = np.full((len(free), len(free)), np.inf)
+    for p, q in [] if options.skip_pairs else pairs:
         triangle, squared, sampled = pair_bounds(coefficients, weights, p, q)
         mixed[p, q] = mixed[q, p] = squared * (1 + 1e-6)  # the FFTs' rounding, generously
+        sampled_maxima[p, q] = sampled_maxima[q, p] = sampled
         print(f"{free[p]:>3},{free[q]:<2} {triangle:10.4g} {squared:13.4g} {sampled:10.4g} "
               f"{triangle / sampled:9.2f} {squared / sampled:9.2f}   ({time.monotonic() - start:.0f} s)",
               flush=True)
     if options.refine > 0:
-        for label, substitute in (("as shipped", None), ("coefficient bounds", mixed)):
-            refine_with(model, substitute, options.refine, label)
+        runs = [] if options.skip_pairs else [("as shipped", None, False), ("coefficient bounds", mixed, False)]
+        if options.ceiling:
+            runs.append(("ceiling (sampled maxima, not bounds)", sampled_maxima, True))
+        for label, substitute, fingers_free in runs:
+            refine_with(model, substitute, options.refine, label, fingers_free)
+        if options.local:
+            shipped = coriolis_constant.box_bounds
+            coriolis_constant.box_bounds = centre_mixed_box_bounds
+            try:
+                refine_with(model, np.full((len(free), len(free)), np.inf), options.refine,
+                            "mixed derivatives at the centres (not bounds)", True)
+            finally:
+                coriolis_constant.box_bounds = shipped
 
 
-def refine_with(model, mixed, seconds, label):
+def centre_mixed_box_bounds(model, setup, centres, halves, offer, pace):
+    """``box_bounds`` with the mixed terms sum_{p<l} h_p h_l ||d2 Gamma/dq_p dq_l (c)||_F
+    (each box's centre c; revolute coordinates only) and no Lipschitz form."""
+    free, m, n = setup.free, len(setup.free), model.nv
+    value, first, second = setup.derivatives
+    own = np.diag(np.diag(second))
+    bounds, excess = yield from coriolis_boxes.box_bounds(
+        model, setup._replace(derivatives=(value, np.full_like(first, np.inf), own)),
+        centres, halves, offer, pace)
+    angles = 2 * np.pi * np.arange(1, DEGREE_2_POINTS) / DEGREE_2_POINTS
+    weights = (2 * np.sin(angles) + 4 * np.sin(2 * angles)) / DEGREE_2_POINTS  # f'(0); f(0)'s is 0
+    pairs = list(itertools.combinations(range(m), 2))
+    offsets = np.zeros((len(pairs), len(angles) ** 2, m))
+    for index, (p, l) in enumerate(pairs):
+        offsets[index, :, p] = np.repeat(angles, len(angles))
+        offsets[index, :, l] = np.tile(angles, len(angles))
+    plane = np.outer(weights, weights).reshape(-1)
+    mixed = np.empty((len(centres), len(pairs)))
+    for start in range(0, len(centres), 16):
+        some = centres[start:start + 16]
+        q = np.tile(setup.base, (len(some) * offsets[..., 0].size, 1))
+        q[:, free] = (some[:, None, None, :] + offsets[None]).reshape(-1, m)
+        gamma = np.empty((len(q), n, n, n))
+        chunk = pace.chunk(model)
+        for first_row in range(0, len(q), chunk):
+            christoffel_symbols(model, q[first_row:first_row + chunk], out=gamma[first_row:first_row + chunk])
+            yield
+        derivative = np.einsum("bpsk,s->bpk", gamma.reshape(len(some), len(pairs), len(plane), -1), plane)
+        mixed[start:start + 16] = np.sqrt((derivative ** 2).sum(-1))
+    for index, (p, l) in enumerate(pairs):
+        term = halves[:, p] * halves[:, l] * mixed[:, index]
+        bounds += term
+        excess[:, p] += 0.5 * term
+        excess[:, l] += 0.5 * term
+    return bounds, excess
+
+
+def near_maximal_volume(model, samples=200_000):
+    """Print the share of random configurations where k_c is near the lower end."""
+    refinement = coriolis_constant.CoriolisConstantRefinement(model)
+    lower = refinement.refine(10.0, parallel=True).lower
+    free, prismatic, low, high = refinement._domain()
+    rng = np.random.default_rng(1)
+    q = rng.uniform(refinement._lower_limit, refinement._upper_limit, (samples, model.nv))
+    values = config_coriolis_constant(model, q)
+    shares = ", ".join(f"{np.mean(values > lower / ratio):.4f}" for ratio in (1.02, 1.05, 1.10))
+    print(f"lower end {lower:.6g}; {np.sum(~prismatic)} angles, their volume "
+          f"{np.prod((high - low)[~prismatic]):.4g} rad^{np.sum(~prismatic)}; "
+          f"share of {samples} configurations with k_c above lower / 1.02, 1.05, 1.10: {shares}")
+
+
+def refine_with(model, mixed, seconds, label, fingers_free=False):
     """Refine a fresh refinement of ``model`` for ``seconds``, its expansion's H replaced
     by the smaller of H and ``mixed`` (when given: the refinement's own expansion call,
-    the one with the default combination, not the frozen fingers' ones)."""
+    the one with the default combination, not the frozen fingers' ones, whose bounds
+    are 0 with ``fingers_free``)."""
     shipped = coriolis_constant.fourier_derivative_bounds
 
     def substituted(*args, **keywords):
         bounds = yield from shipped(*args, **keywords)
         if len(args) > 9 or keywords:
-            return bounds
+            return (0.0,) + tuple(bounds[1:]) if fingers_free else bounds
         value, first, second = bounds
         return value, first, np.minimum(second, mixed)
 
