@@ -12,8 +12,8 @@ added at its peak: VmHWM after it minus VmRSS before it, the peak reset
 (/proc/self/clear_refs) and freed memory returned (malloc_trim) first, the
 kernels loaded by refining a 3-joint chain before (numba's own allocations,
 which tracemalloc does not see, count here; Linux only).
-Robots: panda, ur5, kinova, the PUMA, talos (44 joints), romeo (55) and a
-100-joint random chain. Run alone (2 cores shared):
+Robots: panda, ur5, kinova, the PUMA, solo12 (fixed base: four 3-joint legs on
+the world), talos (44 joints), romeo (55) and a 100-joint random chain. Run alone (2 cores shared):
 ``python bench/bench_coriolis_constant.py [--budget 60] [--robots panda ur5] [--one-thread]``
 """
 import argparse
@@ -40,6 +40,7 @@ ROBOTS = {
     "ur5": lambda: example_robot_urdf("ur5_robot"),
     "kinova": lambda: example_robot_urdf("kinova"),
     "puma": puma_urdf,
+    "solo12": lambda: example_robot_urdf("solo12"),
     "talos": lambda: example_robot_urdf("talos_full_v2"),
     "romeo": lambda: example_robot_urdf("romeo"),
     "chain100": lambda: random_urdf(np.random.default_rng(0), 100),

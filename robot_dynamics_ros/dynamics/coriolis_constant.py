@@ -37,7 +37,9 @@ model, an interval ``[lower, upper]`` that contains K_c:
 Joints whose parent is the fixed world never enter Gamma: turning or sliding
 their whole subtree rigidly leaves M unchanged (MATH.md: dM_ab/dq_c = 0
 when c is an ancestor of both a and b), so the search drops them.
-Gravity never enters Gamma.
+Gravity never enters Gamma. The subtrees of several such joints (legs, a
+torso) share no body, so K_c^2 is the sum of theirs and each is refined on
+its own (``CoriolisConstantRefinement._by_subtree``).
 
 Rounding: every floating-point result that enters ``upper`` is inflated by
 an explicit margin, see ``coriolis_first_bound._first_bound_margin`` and
@@ -58,6 +60,7 @@ from .coriolis_boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, ke
                              largest_boxes, lines_through, replace_boxes)
 from .coriolis_first_bound import first_upper_bound
 from .state import at_identity_base
+from .subtrees import root_subtrees
 from .errors import CoriolisConstantError
 from .model import PRISMATIC
 
@@ -196,6 +199,8 @@ class CoriolisConstantRefinement:
     do (the search for ``lower`` is over and no branch and bound applies:
     mimic-reduced and floating-base models, whose search runs over the
     joints with the base at the identity pose, keep their first bound).
+    A fixed base with several joints on the world refines one part per
+    subtree instead (``_by_subtree``), each with its share of the memory.
     """
 
     def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB):
@@ -221,7 +226,15 @@ class CoriolisConstantRefinement:
         value = config_coriolis_constant(model, witness[None])[0]
         if np.isnan(value):
             value = 0.0  # k_c overflows there: 0 is still a lower bound
-        self._interval = KcInterval(float(value), max(self.first_bound, float(value)), witness, False)
+        self._parts = []  # (refinement, coordinates) per root subtree, see _by_subtree
+        if np.isfinite(self.first_bound) and not (model.reduced or model.floating):
+            parts = root_subtrees(model)
+            if len(parts) > 1:
+                self._parts = [(CoriolisConstantRefinement(part, tolerance=tolerance,
+                                                           memory_limit_mb=memory_limit_mb / len(parts)),
+                                coordinates) for part, coordinates in parts]
+        upper = min(self.first_bound, self._combined_upper()) if self._parts else self.first_bound
+        self._interval = KcInterval(float(value), max(upper, float(value)), witness, False)
         self._pace = Pace()
         self._work = self._steps()
 
@@ -240,13 +253,17 @@ class CoriolisConstantRefinement:
             raise CoriolisConstantError(f"refine: seconds must be a number >= 0, got {seconds!r}")
         deadline = time.monotonic() + seconds
         with self._work_lock:
-            self._pace.parallel = bool(parallel)
             while not self._interval.finished and time.monotonic() < deadline:
-                try:
-                    next(self._work)
-                except StopIteration:
-                    self._publish(finished=True)
+                self._step(parallel)
         return self._interval
+
+    def _step(self, parallel):
+        """One step of the work (one chunk of evaluations)."""
+        self._pace.parallel = bool(parallel)
+        try:
+            next(self._work)
+        except StopIteration:
+            self._publish(finished=True)
 
     def merge(self, interval: KcInterval):
         """Take what ``interval`` adds: it must come from the refinement of
@@ -271,6 +288,9 @@ class CoriolisConstantRefinement:
             self._publish(lower=finite[best], witness=at_identity_base(self.model, Q[best:best + 1])[0])
 
     def _steps(self):
+        if self._parts:
+            yield from self._by_subtree()
+            return
         model = self.model
         rng = np.random.default_rng(_SEED)
         samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
@@ -285,6 +305,42 @@ class CoriolisConstantRefinement:
         if not np.isfinite(self.first_bound) or model.reduced or model.floating:
             return
         yield from self._branch_and_bound()
+
+    def _combined_upper(self):
+        """sqrt(sum of the parts' upper ends squared), rounding included."""
+        uppers = np.array([part.interval.upper for part, _ in self._parts])
+        return float(np.sqrt(np.sum(uppers * uppers))) * (1.0 + 4 * (len(uppers) + 2) * _EPS)
+
+    def _by_subtree(self):
+        """Refine each root subtree on its own (``subtrees.root_subtrees``).
+
+        Each subtree's block of M depends on its own joints only, so Gamma
+        is zero unless i, j, k are in one subtree, each Gamma_k lives in its
+        subtree's block, and k_c(q)^2 = sum_s k_s(q_s)^2 over the subtrees s.
+        Their joints vary independently within their limits, so K_c^2 =
+        sum_s K_s^2: ``upper`` is the root of the sum of the parts' upper
+        ends squared, and ``lower`` is k_c where every part's witness is
+        put together. The unfinished parts take steps in turn (a torso's
+        search for its lower end, which cannot lower ``upper``, would
+        otherwise starve the legs). Memory: each part has its share of
+        ``memory_limit_mb``. A 6-joint leg of a humanoid is refined
+        like an arm, while the first bound of a 30-joint torso remains."""
+        witness = np.array(self._interval.witness)
+        offered = [part.interval.lower for part, _ in self._parts]
+        turn = 0
+        while self._interval.upper > self.tolerance * self._interval.lower:
+            open_parts = [part for part, _ in self._parts if not part.interval.finished]
+            if not open_parts:
+                return
+            open_parts[turn % len(open_parts)]._step(self._pace.parallel)
+            turn += 1
+            if any(p.interval.lower > value for (p, _), value in zip(self._parts, offered)):
+                offered = [p.interval.lower for p, _ in self._parts]
+                for p, coordinates in self._parts:
+                    witness[coordinates] = p.interval.witness
+                self._offer(config_coriolis_constant(self.model, witness[None]), witness[None])
+            self._publish(upper=self._combined_upper())
+            yield
 
     def _domain(self):
         """(coordinates on which Gamma depends, prismatic?, low, high): q
@@ -347,6 +403,11 @@ class CoriolisConstantRefinement:
         of ``upper``). The boxes of largest bound (64, or a 16th of all, at
         most 4096 per round) are halved along the side of largest excess."""
         model = self.model
+        if len(self._domain()[0]) == 0:
+            # only joints on the world: Gamma is the same everywhere (a lone
+            # joint's subtree, _by_subtree), so K_c is k_c at the witness
+            self._publish(upper=self._interval.lower + _value_margin(model, self.first_bound))
+            return
         setup = yield from self._box_setup()
         if setup is None:
             return
