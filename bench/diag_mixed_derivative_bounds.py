@@ -135,7 +135,8 @@ def main():
               f"{triangle / sampled:9.2f} {squared / sampled:9.2f}   ({time.monotonic() - start:.0f} s)",
               flush=True)
     if options.refine > 0:
-        runs = [] if options.skip_pairs else [("as shipped", None, False), ("coefficient bounds", mixed, False)]
+        runs = [] if options.skip_pairs else [
+            ("as shipped", None, False), ("coefficient bounds", mixed, False)]
         if options.ceiling:
             runs.append(("ceiling (sampled maxima, not bounds)", sampled_maxima, True))
         for label, substitute, fingers_free in runs:

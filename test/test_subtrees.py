@@ -70,4 +70,5 @@ def test_romeos_legs_are_refined_on_their_own():
     first = refinement.interval.upper
     interval = refinement.refine(20.0, parallel=True)
     assert interval.upper < 0.8 * first, (interval, first)
-    assert interval.lower == pytest.approx(config_coriolis_constant(model, interval.witness[None])[0], rel=1e-12)
+    at_witness = config_coriolis_constant(model, interval.witness[None])[0]
+    assert interval.lower == pytest.approx(at_witness, rel=1e-12)

@@ -392,8 +392,8 @@ class CoriolisConstantRefinement:
             quadratic, _, _ = yield from fourier_derivative_bounds(
                 *expansion, self._pace, ((step, 0.25), (-step, 0.25), (None, -0.5)))
             frozen_bound += linear + 2.0 * quadratic
-        return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]), base,
-                        derivatives, frozen_bound, margin, entry_margin)
+        return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]),
+                        base, derivatives, frozen_bound, margin, entry_margin)
 
     def _branch_and_bound(self):
         """Branch and bound over boxes of the limits (``box_bounds``). A box
