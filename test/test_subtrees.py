@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, random_urdf
-from robot_dynamics_ros.dynamics import CoriolisConstantRefinement, christoffel_symbols, load_urdf
+from robot_dynamics_ros.dynamics import (
+    CoriolisConstantRefinement, DynamicsError, christoffel_symbols, load_urdf)
 from robot_dynamics_ros.dynamics.bounds import config_coriolis_constant
 from robot_dynamics_ros.dynamics.subtrees import root_subtrees
 
@@ -72,3 +73,12 @@ def test_romeos_legs_are_refined_on_their_own():
     assert interval.upper < 0.8 * first, (interval, first)
     at_witness = config_coriolis_constant(model, interval.witness[None])[0]
     assert interval.lower == pytest.approx(at_witness, rel=1e-12)
+
+
+def test_a_floating_or_reduced_model_has_no_independent_subtrees():
+    """A floating base couples every subtree through the base's motion, and a
+    mimic joint may tie joints of different subtrees: refused by name."""
+    for model in (load_urdf(example_robot_urdf("solo12"), base="floating"),
+                  load_urdf(example_robot_urdf("panda"), mimic="reduce")):
+        with pytest.raises(DynamicsError, match=model.name):
+            root_subtrees(model)

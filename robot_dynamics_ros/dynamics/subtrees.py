@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from .calls import PerThread
+from .errors import DynamicsError
 
 
 def root_subtrees(model):
@@ -22,7 +23,8 @@ def root_subtrees(model):
     (ascending). Its mass matrix, Gamma and k_c at q[coordinates] are the
     blocks of the model's at q."""
     if model.floating or model.reduced:
-        raise ValueError("root_subtrees: a fixed-base model without mimic reduction is needed")
+        raise DynamicsError(f"root_subtrees: model '{model.name}' has a floating base or reduced mimic "
+                            "joints; its subtrees are not independent models")
     parent = np.asarray(model.parent)
     root = np.empty(model.nb, dtype=np.int64)
     for body in range(model.nb):  # parents come first
