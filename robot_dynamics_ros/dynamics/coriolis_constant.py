@@ -226,15 +226,7 @@ class CoriolisConstantRefinement:
         value = config_coriolis_constant(model, witness[None])[0]
         if np.isnan(value):
             value = 0.0  # k_c overflows there: 0 is still a lower bound
-        self._parts = []  # (refinement, coordinates) per root subtree, see _by_subtree
-        if np.isfinite(self.first_bound) and not (model.reduced or model.floating):
-            parts = root_subtrees(model)
-            if len(parts) > 1:
-                self._parts = [(CoriolisConstantRefinement(part, tolerance=tolerance,
-                                                           memory_limit_mb=memory_limit_mb / len(parts)),
-                                coordinates) for part, coordinates in parts]
-        upper = min(self.first_bound, self._combined_upper()) if self._parts else self.first_bound
-        self._interval = KcInterval(float(value), max(upper, float(value)), witness, False)
+        self._interval = KcInterval(float(value), max(self.first_bound, float(value)), witness, False)
         self._pace = Pace()
         self._work = self._steps()
 
@@ -288,10 +280,12 @@ class CoriolisConstantRefinement:
             self._publish(lower=finite[best], witness=at_identity_base(self.model, Q[best:best + 1])[0])
 
     def _steps(self):
-        if self._parts:
-            yield from self._by_subtree()
-            return
         model = self.model
+        if np.isfinite(self.first_bound) and not (model.reduced or model.floating):
+            subtrees = root_subtrees(model)
+            if len(subtrees) > 1:
+                yield from self._by_subtree(subtrees)
+                return
         rng = np.random.default_rng(_SEED)
         samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
         values = np.empty(_SAMPLES)
@@ -306,13 +300,9 @@ class CoriolisConstantRefinement:
             return
         yield from self._branch_and_bound()
 
-    def _combined_upper(self):
-        """sqrt(sum of the parts' upper ends squared), rounding included."""
-        uppers = np.array([part.interval.upper for part, _ in self._parts])
-        return float(np.sqrt(np.sum(uppers * uppers))) * (1.0 + 4 * (len(uppers) + 2) * _EPS)
-
-    def _by_subtree(self):
-        """Refine each root subtree on its own (``subtrees.root_subtrees``).
+    def _by_subtree(self, subtrees):
+        """Refine each root subtree on its own (``subtrees``: each one's
+        model and its coordinates in q, ``subtrees.root_subtrees``).
 
         Each subtree's block of M depends on its own joints only, so Gamma
         is zero unless i, j, k are in one subtree, each Gamma_k lives in its
@@ -324,22 +314,29 @@ class CoriolisConstantRefinement:
         search for its lower end, which cannot lower ``upper``, would
         otherwise starve the legs). Memory: each part has its share of
         ``memory_limit_mb``. A 6-joint leg of a humanoid is refined
-        like an arm, while the first bound of a 30-joint torso remains."""
+        like an arm, while the first bound of a 30-joint torso remains.
+        The parts are made at the first step, not with the refinement: a
+        node's process only reads and merges intervals refined elsewhere."""
+        share = self.memory_limit_mb / len(subtrees)
+        parts = [(CoriolisConstantRefinement(model, tolerance=self.tolerance, memory_limit_mb=share),
+                  coordinates) for model, coordinates in subtrees]
         witness = np.array(self._interval.witness)
-        offered = [part.interval.lower for part, _ in self._parts]
+        offered = [part.interval.lower for part, _ in parts]
         turn = 0
         while self._interval.upper > self.tolerance * self._interval.lower:
-            open_parts = [part for part, _ in self._parts if not part.interval.finished]
+            open_parts = [part for part, _ in parts if not part.interval.finished]
             if not open_parts:
                 return
             open_parts[turn % len(open_parts)]._step(self._pace.parallel)
             turn += 1
-            if any(p.interval.lower > value for (p, _), value in zip(self._parts, offered)):
-                offered = [p.interval.lower for p, _ in self._parts]
-                for p, coordinates in self._parts:
-                    witness[coordinates] = p.interval.witness
+            if any(part.interval.lower > value for (part, _), value in zip(parts, offered)):
+                offered = [part.interval.lower for part, _ in parts]
+                for part, coordinates in parts:
+                    witness[coordinates] = part.interval.witness
                 self._offer(config_coriolis_constant(self.model, witness[None]), witness[None])
-            self._publish(upper=self._combined_upper())
+            uppers = np.array([part.interval.upper for part, _ in parts])
+            # the root of a sum of S squares: relative rounding below (S + 2) eps
+            self._publish(upper=float(np.sqrt(np.sum(uppers * uppers))) * (1.0 + 4 * (len(parts) + 2) * _EPS))
             yield
 
     def _domain(self):
