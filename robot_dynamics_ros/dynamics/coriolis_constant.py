@@ -310,9 +310,10 @@ class CoriolisConstantRefinement:
         Their joints vary independently within their limits, so K_c^2 =
         sum_s K_s^2: ``upper`` is the root of the sum of the parts' upper
         ends squared, and ``lower`` is k_c where every part's witness is
-        put together. The unfinished parts take steps in turn (a torso's
-        search for its lower end, which cannot lower ``upper``, would
-        otherwise starve the legs). Memory: each part has its share of
+        put together. The unfinished parts share the time equally, each
+        step going to the one that has had least (a torso's search for its
+        lower end, which cannot lower ``upper``, would otherwise starve the
+        legs: its steps take longest). Memory: each part has its share of
         ``memory_limit_mb``. A 6-joint leg of a humanoid is refined
         like an arm, while the first bound of a 30-joint torso remains.
         The parts are made at the first step, not with the refinement: a
@@ -322,13 +323,15 @@ class CoriolisConstantRefinement:
                   coordinates) for model, coordinates in subtrees]
         witness = np.array(self._interval.witness)
         offered = [part.interval.lower for part, _ in parts]
-        turn = 0
+        spent = np.zeros(len(parts))
         while self._interval.upper > self.tolerance * self._interval.lower:
-            open_parts = [part for part, _ in parts if not part.interval.finished]
+            open_parts = [index for index, (part, _) in enumerate(parts) if not part.interval.finished]
             if not open_parts:
                 return
-            open_parts[turn % len(open_parts)]._step(self._pace.parallel)
-            turn += 1
+            index = min(open_parts, key=spent.__getitem__)
+            start = time.monotonic()
+            parts[index][0]._step(self._pace.parallel)
+            spent[index] += time.monotonic() - start
             if any(part.interval.lower > value for (part, _), value in zip(parts, offered)):
                 offered = [part.interval.lower for part, _ in parts]
                 for part, coordinates in parts:
