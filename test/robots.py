@@ -552,6 +552,17 @@ def random_urdf(rng, n_joints, tree=False, *, fixed_fraction=0.25,
             + "\n".join(parts[i] for i in order) + "\n</robot>\n")
 
 
+def named_urdf(name: str) -> str:
+    """A robot by its test id: ``chain-SEED-N`` or ``tree-SEED-N`` is the text
+    of ``random_urdf`` with that seed and N moving joints, any other name the
+    path of that example-robot-data URDF (``example_robot_urdf``)."""
+    kind, _, rest = name.partition("-")
+    if kind in ("chain", "tree") and rest:
+        seed, n = rest.split("-")
+        return random_urdf(np.random.default_rng(int(seed)), int(n), tree=kind == "tree")
+    return example_robot_urdf(name)
+
+
 def urdf_links(urdf: str) -> list[str]:
     """Names of all links, in file order."""
     root = ET.fromstring(urdf_text(urdf).encode("utf-8"))

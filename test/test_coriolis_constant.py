@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pinocchio, random_urdf,
+from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pinocchio, named_urdf,
                     worst_error_without_jit)
 from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
@@ -53,12 +53,7 @@ def independent_ascent(model, urdf, extra_starts=(), samples=1500, starts=4, see
 
 
 def _urdf(name):
-    if name == "puma":
-        return puma_urdf()
-    if name.startswith("chain") or name.startswith("tree"):
-        kind, seed, n = name.split("-")
-        return random_urdf(np.random.default_rng(int(seed)), int(n), tree=kind == "tree")
-    return example_robot_urdf(name)
+    return puma_urdf() if name == "puma" else named_urdf(name)
 
 
 ADVERSARIAL = ["panda", "ur5_robot", "kinova", "puma", "solo12", "double_pendulum",

@@ -5,25 +5,18 @@ Oracle: Pinocchio's Christoffel symbols of the whole robot."""
 import numpy as np
 import pytest
 
-from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, random_urdf
+from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, named_urdf
 from robot_dynamics_ros.dynamics import (
     CoriolisConstantRefinement, DynamicsError, christoffel_symbols, load_urdf)
 from robot_dynamics_ros.dynamics.bounds import config_coriolis_constant
 from robot_dynamics_ros.dynamics.subtrees import root_subtrees
 
 
-def _urdf(name):
-    if name.startswith("tree"):
-        _, seed, n = name.split("-")
-        return random_urdf(np.random.default_rng(int(seed)), int(n), tree=True)
-    return example_robot_urdf(name)
-
-
 @pytest.mark.parametrize("name", ["solo12", "romeo", "tree-21-5", "tree-23-12"])
 def test_each_subtree_is_a_block_of_gamma(name):
     """Gamma (Pinocchio's) is zero unless i, j, k are in one root subtree,
     each subtree's model gives its block, and k_c^2 is the sum of theirs."""
-    urdf = _urdf(name)
+    urdf = named_urdf(name)
     model = load_urdf(urdf)
     parts = root_subtrees(model)
     assert len(parts) > 1

@@ -281,11 +281,12 @@ class CoriolisConstantRefinement:
 
     def _steps(self):
         model = self.model
-        if np.isfinite(self.first_bound) and not (model.reduced or model.floating):
-            subtrees = root_subtrees(model)
-            if len(subtrees) > 1:
-                yield from self._by_subtree(subtrees)
-                return
+        # the branch and bound needs Gamma's polynomial structure in q and a finite first bound
+        refinable = np.isfinite(self.first_bound) and not (model.reduced or model.floating)
+        subtrees = root_subtrees(model) if refinable else []
+        if len(subtrees) > 1:
+            yield from self._by_subtree(subtrees)
+            return
         rng = np.random.default_rng(_SEED)
         samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
         values = np.empty(_SAMPLES)
@@ -296,9 +297,8 @@ class CoriolisConstantRefinement:
         best = np.argsort(np.where(np.isnan(values), -np.inf, values))[-_STARTS:]
         yield from _compass_ascent(model, samples[best], values[best], self._lower_limit,
                                    self._upper_limit, self._offer, self._pace)
-        if not np.isfinite(self.first_bound) or model.reduced or model.floating:
-            return
-        yield from self._branch_and_bound()
+        if refinable:
+            yield from self._branch_and_bound()
 
     def _by_subtree(self, subtrees):
         """Refine each root subtree on its own (``subtrees``: each one's
