@@ -24,6 +24,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
+from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -133,11 +134,20 @@ class Peer:
     """The test side: publishes inputs, records every output, calls the parameter services."""
 
     def __init__(self, name: str = "test_peer", target: str = NODE,
-                 outputs=MATRIX_TOPICS + ("gravity_torques",), namespace: str = ""):
+                 outputs=MATRIX_TOPICS + ("gravity_torques",), namespace: str = "",
+                 also_record=None):
         """``outputs``: the node's topics to record (fewer costs less under load).
 
         ``namespace``: where the node runs (``/arm``); the peer joins it, so
-        its robot_description and joint_states are the node's.
+        its robot_description, joint_states and odom are the node's.
+
+        ``also_record``: {topic: message type} of other topics to record, resolved
+        in the peer's namespace.
+
+        Every publisher and subscription is made here, before the executor
+        spins: rclpy's executor builds its wait set from them in its own thread,
+        and destroying one meanwhile kills that thread (InvalidHandle), after
+        which the peer silently receives nothing.
         """
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
@@ -150,6 +160,7 @@ class Peer:
         self.description_pub = self.node.create_publisher(String, "robot_description", latched)
         self.joint_pub = self.node.create_publisher(JointState, "joint_states", 100)
         self.payload_pub = self.node.create_publisher(InertiaStamped, f"{target}/payload", 10)
+        self.odom_pub = self.node.create_publisher(Odometry, "odom", 100)
         self.subscriptions = {
             topic: self.node.create_subscription(
                 JointState if topic == "gravity_torques" else Float64MultiArray,
@@ -158,8 +169,12 @@ class Peer:
         }
         self.subscriptions["diagnostics"] = self.node.create_subscription(
             DiagnosticArray, "/diagnostics", self._recorder("diagnostics"), 100)
+        for topic, msg_type in (also_record or {}).items():
+            self.subscriptions[topic] = self.node.create_subscription(
+                msg_type, topic, self._recorder(topic), 1000)
         self.parameters = AsyncParameterClient(self.node, target)
         self._stamp = 0
+        self._spin_error = None
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._spinner = threading.Thread(target=self._spin, daemon=True)
@@ -170,11 +185,8 @@ class Peer:
             self.executor.spin()
         except rclpy.executors.ExternalShutdownException:
             pass
-
-    def record(self, topic: str, msg_type, depth: int = 1000):
-        """Also record ``topic`` (resolved in the peer's namespace), under its name."""
-        self.subscriptions[topic] = self.node.create_subscription(
-            msg_type, topic, self._recorder(topic), depth)
+        except Exception as error:  # noqa: BLE001 -- reported by every later read, not lost in a thread
+            self._spin_error = error
 
     def _recorder(self, topic):
         def record(msg):
@@ -202,11 +214,17 @@ class Peer:
                 raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
             time.sleep(period)
 
+    def _check_spinning(self):
+        if self._spin_error is not None:
+            raise AssertionError(f"the peer's executor stopped: {self._spin_error!r}")
+
     def count(self, topic: str) -> int:
+        self._check_spinning()
         with self._lock:
             return len(self.received[topic])
 
     def messages(self, topic: str, start: int = 0):
+        self._check_spinning()
         with self._lock:
             return [msg for _, msg in self.received[topic][start:]]
 

@@ -215,8 +215,8 @@ def test_ctrl_c_ends_the_node_launch_cleanly(arm):
 def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocchio(workspace, tmp_path):
     from robot_dynamics_ros.dynamics import puma_urdf
 
-    peer = harness.Peer(namespace="/demo", outputs=("gravity_torques",))
-    peer.record("joint_states", JointState)
+    peer = harness.Peer(namespace="/demo", outputs=("gravity_torques",),
+                        also_record={"joint_states": JointState})
     launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics_demo.launch.py", "namespace:=demo")
     try:
         peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, launch)

@@ -383,7 +383,7 @@ def test_fixed_base_ignores_odometry(panda):
     from nav_msgs.msg import Odometry
 
     peer = panda.peer
-    publisher = peer.node.create_publisher(Odometry, "odom", 10)
+    publisher = peer.odom_pub
     peer.wait_until(lambda: publisher.get_subscription_count() > 0, 10.0, "the node's odom subscription")
     msg = Odometry(child_frame_id="elsewhere")
     msg.pose.pose.position.x = math.nan
@@ -393,7 +393,6 @@ def test_fixed_base_ignores_odometry(panda):
     values = peer.diagnostics()
     assert values["base"] == "fixed"
     assert values["odometry_received"] == "0" and values["odometry_refused"] == "0"
-    peer.node.destroy_publisher(publisher)
 
 
 def broken_descriptions():

@@ -44,7 +44,6 @@ class Solo:
         self.model = load_urdf(path, base="floating")
         self.joints = list(self.model.joint_names)
         self.rng = np.random.default_rng(11)
-        self.odom_pub = peer.node.create_publisher(Odometry, "odom", 100)
         self.odometry_sent = 0
 
     def base_state(self):
@@ -61,7 +60,7 @@ class Solo:
     def send_odometry(self, msg):
         """Publish and wait until the node has received it (its diagnostics count it)."""
         self.odometry_sent += 1
-        self.odom_pub.publish(msg)
+        self.peer.odom_pub.publish(msg)
         return self.peer.diagnostics(
             lambda v: int(v.get("odometry_received", 0)) >= self.odometry_sent, timeout=10.0)
 
