@@ -18,6 +18,7 @@ Reported, with the targets of the node's issue:
 
 import argparse
 import functools
+import math
 import os
 import sys
 import tempfile
@@ -177,7 +178,7 @@ def main():
         ("end-to-end latency max", f"{percentile_ms(latency, 100):.3f} ms", "", ""),
         ("node compute p99 (median of 1 s windows)", f"{np.median(p99s):.0f} us", "200 us",
          f"{np.median(p99s) / 200:.2f}"),
-        ("node compute p99 (worst 1 s window)", f"{max(p99s):.0f} us", "", ""),
+        ("node compute p99 (worst 1 s window)", f"{max(p99s, default=math.nan):.0f} us", "", ""),
         ("node compute mean", f"{np.mean(means):.0f} us", "", ""),
         ("joint states without output", f"{lost} ({100 * lost / max(1, steady_sent):.2f} %)", "0", ""),
         ("  of which refused by the node", f"{refused}", "", ""),
