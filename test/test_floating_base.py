@@ -77,9 +77,11 @@ def _fd_tolerance(cond):
     return max(TOL, 1e-14 * cond)
 
 
-def compare_with_pinocchio(model, pin_model, urdf, label, count=N_STATES):
+def compare_with_pinocchio(model, pin_model, urdf, label, count=N_STATES, base_offset=0.0):
     """Worst relative error per quantity over ``count`` random states;
-    asserts each within TOL. Forward dynamics: within TOL widened by cond(M)
+    asserts each within TOL; ours with the base moved by ``base_offset`` (m,
+    along (1, -2, 0.5) / |.|), Pinocchio's where it was: no output depends
+    on the base's position. Forward dynamics: within TOL widened by cond(M)
     against ``pin.aba``, and a backward error (residual of M qdd = tau - C v
     - g with Pinocchio's M and bias) within 1e-13 whatever cond(M); where
     Pinocchio's M is singular (massless finger links), both methods must
@@ -90,16 +92,19 @@ def compare_with_pinocchio(model, pin_model, urdf, label, count=N_STATES):
     assert model.nv == pin_model.nv and model.nq == model.nv + 1, label
     qs, vs, accelerations = random_states(model, _rng(label), count, urdf)
     worst = {}
+    away = np.zeros(model.nq)
+    away[:3] = base_offset * np.array([1.0, -2.0, 0.5]) / np.sqrt(5.25)
     for k in range(count):
         q, v, vdot = qs[k], vs[k], accelerations[k]
         mass = oracle.mass_matrix(q)
         tau = oracle.inverse_dynamics(q, v, vdot)
+        q_ours = q + away
         errors = {
-            "M": (rel_err(mass_matrix(model, q), mass), TOL),
-            "g": (rel_err(gravity_torques(model, q), oracle.gravity_torques(q)), TOL),
-            "ID": (rel_err(inverse_dynamics(model, q, v, vdot), tau), TOL),
-            "C": (rel_err(coriolis_matrix(model, q, v), oracle.coriolis_matrix(q, v)), TOL),
-            "Gamma": (rel_err(christoffel_symbols(model, q), oracle.christoffel_symbols(q)), TOL),
+            "M": (rel_err(mass_matrix(model, q_ours), mass), TOL),
+            "g": (rel_err(gravity_torques(model, q_ours), oracle.gravity_torques(q)), TOL),
+            "ID": (rel_err(inverse_dynamics(model, q_ours, v, vdot), tau), TOL),
+            "C": (rel_err(coriolis_matrix(model, q_ours, v), oracle.coriolis_matrix(q, v)), TOL),
+            "Gamma": (rel_err(christoffel_symbols(model, q_ours), oracle.christoffel_symbols(q)), TOL),
         }
         eig = np.linalg.eigvalsh(mass)
         aba = oracle.ours_vec(pin.aba(oracle.model, oracle.data, oracle.q(q),
@@ -107,7 +112,7 @@ def compare_with_pinocchio(model, pin_model, urdf, label, count=N_STATES):
         bias = tau - mass @ vdot  # C v + g
         for method in ("recursive", "cholesky"):
             try:
-                qdd = forward_dynamics(model, q, v, tau, method=method)
+                qdd = forward_dynamics(model, q_ours, v, tau, method=method)
             except DynamicsError as exc:
                 # refused only where M is singular to working precision (romeo's
                 # massless finger links), saying so
@@ -152,6 +157,39 @@ def test_random_floating_robot_vs_pinocchio(seed, n, tree):
     text = random_urdf(np.random.default_rng(seed), n, tree=tree)
     compare_with_pinocchio(load_urdf(text, base="floating"), load_pinocchio(text, free_flyer=True),
                            text, f"random-{seed}-{n}")
+
+
+@pytest.mark.parametrize("offset", [1e4, 5e6, 1e12])
+def test_a_base_far_from_the_world_origin_vs_pinocchio_at_the_origin(offset):
+    """Odometry in a UTM map frame puts the base 5e6 m away: the outputs
+    are Pinocchio's at the origin (they lost 4e-4 to 1.0 of their digits at
+    5e6 m when positions were measured from the world origin)."""
+    path = _path("solo12")
+    compare_with_pinocchio(load_urdf(path, base="floating"), load_pinocchio(path, free_flyer=True),
+                           path, f"solo12 {offset:g} m away", count=5, base_offset=offset)
+
+
+def test_a_fixed_base_placed_far_from_the_world_origin_vs_pinocchio_at_the_origin():
+    """A world joint 1e6 m from the world origin (a robot placed in a map):
+    M, C, Gamma, g, inverse and forward dynamics are Pinocchio's for the
+    robot at the origin."""
+    path = _path("panda")
+    model = load_urdf(with_floating_joint(path, xyz="1e6 -1e6 3e5", kind="fixed"))
+    oracle = PinocchioOracle(load_pinocchio(path), model.joint_names)
+    rng = _rng("fixed far away")
+    ranges = joint_ranges(model, path)
+    for _ in range(5):
+        q = ranges[:, 0] + (ranges[:, 1] - ranges[:, 0]) * rng.random(len(ranges))
+        v, vdot = rng.uniform(-2.0, 2.0, (2, model.nv))
+        tau = oracle.inverse_dynamics(q, v, vdot)
+        assert rel_err(mass_matrix(model, q), oracle.mass_matrix(q)) <= TOL
+        assert rel_err(gravity_torques(model, q), oracle.gravity_torques(q)) <= TOL
+        assert rel_err(inverse_dynamics(model, q, v, vdot), tau) <= TOL
+        assert rel_err(coriolis_matrix(model, q, v), oracle.coriolis_matrix(q, v)) <= TOL
+        assert rel_err(christoffel_symbols(model, q), oracle.christoffel_symbols(q)) <= TOL
+        mass = oracle.mass_matrix(q)
+        cond = np.linalg.cond(mass)
+        assert rel_err(forward_dynamics(model, q, v, tau), vdot) <= _fd_tolerance(cond)
 
 
 # -- a URDF's own floating joint ---------------------------------------------
@@ -403,7 +441,9 @@ def test_float32_forward_dynamics(method):
     qs, vs, _ = random_states(model, _rng("float32" + method), 20, path)
     taus = _rng("tau").uniform(-10, 10, vs.shape)
     q32, v32, tau32 = (x.astype(np.float32) for x in (qs, vs, taus))
-    single = forward_dynamics(model, q32, v32, tau32, method=method)
+    away = q32.copy()
+    away[:, :3] += np.float32(1000.0)  # float32 positions of 1 km have 6e-5 m steps
+    single = forward_dynamics(model, away, v32, tau32, method=method)
     double = forward_dynamics(model, q32.astype(float), v32.astype(float), tau32.astype(float),
                               method=method)
     assert single.dtype == np.float32 and single.shape == vs.shape

@@ -54,6 +54,13 @@ def body_poses(model, data, q):
     chain stays additive. A floating base's six bodies are placed by q's
     first 7 numbers (``free_flyer_poses``), and body i >= 6 turns by
     q[i + 1].
+
+    Positions are measured from the origin of each joint on the world (of
+    the root link for a floating base), not from the world's: a rigid
+    translation of a subtree changes no ``S_a^T I S_b`` and gravity is
+    uniform, so every output is the same, while a robot placed 5e6 m from
+    the world origin (odometry in a UTM map frame) would lose most digits of
+    every ``p x z`` to the size of p (M off by 6e-4 at 1e6 m).
     """
     parent, joint_type = model.parent, model.joint_type
     placement_rot, placement_pos = model.placement_rotation, model.placement_translation
@@ -72,9 +79,9 @@ def body_poses(model, data, q):
             c = np.cos(qi)
             s = np.sin(qi)
         for r in range(3):
-            if p < 0:  # placed in the root frame, which is the world frame
+            if p < 0:  # turned as placed in the world, at the origin (see above)
                 x0, x1, x2 = placement_rot[i, r, 0], placement_rot[i, r, 1], placement_rot[i, r, 2]
-                pos[i, r] = placement_pos[i, r]
+                pos[i, r] = 0.0
             else:
                 a0, a1, a2 = rot[p, r, 0], rot[p, r, 1], rot[p, r, 2]
                 x0 = a0 * placement_rot[i, 0, 0] + a1 * placement_rot[i, 1, 0] + a2 * placement_rot[i, 2, 0]
@@ -109,18 +116,19 @@ def body_poses(model, data, q):
 def free_flyer_poses(model, data, q):
     """World pose and motion subspace of a floating base's six bodies.
 
-    The root link's pose is the free-flyer's placement P (body 0's) times
-    q's pose: rotation ``R = P_R R(quat)``, position ``p = P_p + P_R
-    q[0:3]``, with the quaternion (x, y, z, w) = q[3:7] divided by its norm
-    (``valid_configuration`` has refused one far from unit length). All six
-    bodies sit there; their columns are the root link's unit twists in the
-    world frame, ``S_k = [0; R e_k]`` (linear speeds, k < 3) and
-    ``[R e_k; p x R e_k]`` (angular), so ``sum_k S_k v_k`` is the root
-    link's twist for Pinocchio's free-flyer v (Featherstone, "Rigid Body
-    Dynamics Algorithms" (2008), Chapter 9, floating bases). O(1).
+    The root link's orientation is the free-flyer's placement P (body 0's)
+    times q's: ``R = P_R R(quat)``, with the quaternion (x, y, z, w) =
+    q[3:7] divided by its norm (``valid_configuration`` has refused one far
+    from unit length). Its position, ``P_p + P_R q[0:3]``, is the origin of
+    the positions (``body_poses``: no output depends on it). All six bodies
+    sit there; their columns are the root link's unit twists in the world's
+    axes, ``S_k = [0; R e_k]`` (linear speeds, k < 3) and ``[R e_k; 0]``
+    (angular, about the root link's origin), so ``sum_k S_k v_k`` is the
+    root link's twist for Pinocchio's free-flyer v (Featherstone, "Rigid
+    Body Dynamics Algorithms" (2008), Chapter 9, floating bases). O(1).
     """
     rot, pos, S = data.rot, data.pos, data.S
-    placement_rot, placement_pos = model.placement_rotation[0], model.placement_translation[0]
+    placement_rot = model.placement_rotation[0]
     norm = np.sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6])
     x, y, z, w = q[3] / norm, q[4] / norm, q[5] / norm, q[6] / norm
     base = data.B  # scratch: R(quat), then R
@@ -131,10 +139,9 @@ def free_flyer_poses(model, data, q):
         a0, a1, a2 = placement_rot[r, 0], placement_rot[r, 1], placement_rot[r, 2]
         for c in range(3):
             rot[0, r, c] = a0 * base[0, c] + a1 * base[1, c] + a2 * base[2, c]
-        pos[0, r] = placement_pos[r] + a0 * q[0] + a1 * q[1] + a2 * q[2]
     for k in range(BASE_BODIES):
         for r in range(3):
-            pos[k, r] = pos[0, r]
+            pos[k, r] = 0.0
             for c in range(3):
                 rot[k, r, c] = rot[0, r, c]
     for k in range(3):
@@ -142,9 +149,7 @@ def free_flyer_poses(model, data, q):
         S[k, 0] = S[k, 1] = S[k, 2] = z0 - z0  # a zero of the model's precision
         S[k, 3], S[k, 4], S[k, 5] = z0, z1, z2
         S[k + 3, 0], S[k + 3, 1], S[k + 3, 2] = z0, z1, z2
-        S[k + 3, 3] = pos[0, 1] * z2 - pos[0, 2] * z1
-        S[k + 3, 4] = pos[0, 2] * z0 - pos[0, 0] * z2
-        S[k + 3, 5] = pos[0, 0] * z1 - pos[0, 1] * z0
+        S[k + 3, 3] = S[k + 3, 4] = S[k + 3, 5] = z0 - z0
 
 
 @njit(cache=True, nogil=True, inline="always")
