@@ -369,10 +369,10 @@ def joint_ranges(model, urdf: str | None = None):
     Limits come from the URDF when given (independent of the code under
     test), else from ``model.lower``/``model.upper`` when the model has
     them. Continuous joints get [-pi, pi], prismatic joints without limits
-    ``PRISMATIC_RANGE``, revolute ones without limits [-pi, pi]. A limit
-    with lower >= upper (both attributes missing default to 0 in URDF) is
-    treated as no limit: a single point would test nothing, and the
-    dynamics are defined for every q.
+    ``PRISMATIC_RANGE``, revolute ones without limits [-pi, pi]. Limits
+    lower = upper = 0 (both attributes missing default to 0 in URDF), or
+    lower > upper, are treated as no limit, and the dynamics are defined
+    for every q; lower = upper otherwise holds the joint at that value.
     """
     info = {}
     if urdf is not None:
@@ -391,7 +391,7 @@ def joint_ranges(model, urdf: str | None = None):
         kind, lo, hi = info.get(name, ("revolute", None, None))
         if kind == "continuous":
             lo, hi = None, None
-        if lo is None or hi is None or not lo < hi:
+        if lo is None or hi is None or lo > hi or lo == hi == 0.0:
             lo, hi = PRISMATIC_RANGE if kind == "prismatic" else (-math.pi, math.pi)
         ranges.append((lo, hi))
     return np.array(ranges, dtype=float).reshape(-1, 2)

@@ -7,6 +7,7 @@ the structure that the method relies on.
 """
 import threading
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -281,6 +282,50 @@ def test_reads_while_refining_in_a_thread():
     assert all(lower <= upper for lower, upper in reads)
     assert [u for _, u in reads] == sorted((u for _, u in reads), reverse=True)
     assert [lo for lo, _ in reads] == sorted(lo for lo, _ in reads)
+
+
+def _chain_with_a_slide(lower, upper):
+    """Three links on a turning base: revolute, prismatic (limits lower,
+    upper), revolute, revolute."""
+    joints = [("revolute", "0 0 1", "-3 3"), ("prismatic", "1 0 0", f"{lower} {upper}"),
+              ("revolute", "0 1 0", "-2 2"), ("revolute", "1 0 0", "-2.5 2.5")]
+    links = "".join(f'<link name="l{i}"><inertial><origin xyz="0.1 0.02 {0.05 * i}"/><mass value="{1 + i}"/>'
+                    f'<inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                    for i in range(1, 5))
+    body = "".join(f'<joint name="j{i}" type="{kind}"><parent link="l{i - 1}"/><child link="l{i}"/>'
+                   f'<origin xyz="0 0.1 0.3"/><axis xyz="{axis}"/>'
+                   f'<limit lower="{limits.split()[0]}" upper="{limits.split()[1]}" effort="1" velocity="1"/>'
+                   f'</joint>' for i, (kind, axis, limits) in enumerate(joints, 1))
+    return f'<robot name="slide"><link name="l0"/>{links}{body}</robot>'
+
+
+@pytest.mark.parametrize("lower,upper", [(0.2, 0.2), (-0.4, -0.4)])
+def test_a_joint_held_at_one_value_is_no_coordinate_of_the_search(lower, upper):
+    """Limits lower == upper hold a joint still: the refinement finishes (a
+    zero-width prismatic range divided by zero and never finished) with an
+    interval that holds an independent ascent's best, and warns of nothing."""
+    urdf = _chain_with_a_slide(lower, upper)
+    model = load_urdf(urdf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        interval = CoriolisConstantRefinement(model).refine(30.0)
+    assert interval.finished and interval.witness[1] == lower
+    best, _ = independent_ascent(model, urdf, extra_starts=[interval.witness])
+    assert interval.lower <= best * (1 + 1e-10) and best <= interval.upper <= 1.10 * interval.lower
+
+
+@pytest.mark.parametrize("memory_limit_mb", [1e5, 1e300])
+def test_a_large_memory_budget_is_taken_as_needed(memory_limit_mb):
+    """The box list grows as the boxes come: a budget of 1e5 MB (the top of
+    the node's parameter range) asked for 50 GB at once, 1e300 failed."""
+    model = load_urdf(_urdf("chain-31-3"))
+    tracemalloc.start()
+    try:
+        interval = CoriolisConstantRefinement(model, memory_limit_mb=memory_limit_mb).refine(30.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert interval.finished and peak < 200e6, (interval, peak)
 
 
 def test_memory_stays_bounded():

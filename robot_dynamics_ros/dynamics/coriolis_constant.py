@@ -74,6 +74,8 @@ _CHUNK_DOUBLES = 4_000_000
 # boxes split per branch-and-bound round, at least (and a 16th of them, at
 # most 4096)
 _SPLIT_BATCH = 64
+# boxes the branch and bound's arrays hold at first (more than a round adds)
+_FIRST_BOX_CAPACITY = 1 << 16
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
 # 7 angles take 78,125, 8 would take 390,625.
@@ -345,9 +347,10 @@ class CoriolisConstantRefinement:
     def _domain(self):
         """(coordinates on which Gamma depends, prismatic?, low, high): q
         entries whose joint has a parent body (the others move their subtree
-        rigidly), over their limits; a revolute range wider than a turn is
-        cut to one turn (Gamma is 2 pi periodic)."""
-        free = np.flatnonzero(np.asarray(self.model.parent) >= 0)
+        rigidly) and whose limits leave it more than one value (the others
+        stay at it, in ``_box_setup``'s base), over their limits; a revolute
+        range wider than a turn is cut to one turn (Gamma is 2 pi periodic)."""
+        free = np.flatnonzero((np.asarray(self.model.parent) >= 0) & (self._upper_limit > self._lower_limit))
         lo, hi = self._lower_limit[free], self._upper_limit[free]
         prismatic = self._kinds[free] == PRISMATIC
         hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
@@ -404,8 +407,9 @@ class CoriolisConstantRefinement:
         most 4096 per round) are halved along the side of largest excess."""
         model = self.model
         if len(self._domain()[0]) == 0:
-            # only joints on the world: Gamma is the same everywhere (a lone
-            # joint's subtree, _by_subtree), so K_c is k_c at the witness
+            # only joints on the world or held at one value: Gamma is the same
+            # everywhere (a lone joint's subtree, _by_subtree), so K_c is k_c
+            # at the witness
             self._publish(upper=self._interval.lower + _value_margin(model, self.first_bound))
             return
         setup = yield from self._box_setup()
@@ -433,11 +437,14 @@ class CoriolisConstantRefinement:
             return np.where(np.isnan(bounds), self.first_bound, bounds), axes
 
         # the boxes, in place (the list never moves as a whole: numpy's copies
-        # of a million boxes held the GIL for milliseconds every round)
-        centres = np.empty((max_boxes, m))
-        levels = np.zeros((max_boxes, m), dtype=np.uint8)
-        bounds = np.empty(max_boxes)
-        axes = np.empty(max_boxes, dtype=np.uint8)
+        # of a million boxes held the GIL for milliseconds every round), in
+        # arrays that double when full rather than sized for the whole budget
+        # up front (a budget of 1e5 MB asked the system for 50 GB at once)
+        capacity = min(max_boxes, _FIRST_BOX_CAPACITY)
+        centres = np.empty((capacity, m))
+        levels = np.zeros((capacity, m), dtype=np.uint8)
+        bounds = np.empty(capacity)
+        axes = np.empty(capacity, dtype=np.uint8)
         centres[0] = 0.5 * (lo + hi)
         bounds[:1], axes[:1] = yield from evaluate(centres[:1], domain[None])
         live, settled, dropped_at = 1, -np.inf, -np.inf
@@ -453,6 +460,10 @@ class CoriolisConstantRefinement:
                 return
             if live == 0 or live + 4096 > max_boxes:
                 return
+            if live + 4096 > capacity:
+                capacity = min(2 * capacity, max_boxes)
+                centres, levels, bounds, axes = (_grown(array, live, capacity)
+                                                 for array in (centres, levels, bounds, axes))
             # each round's selection passes over every box: split enough of them to pay for it
             count = min(max(_SPLIT_BATCH, live // 16), 4096, live)
             largest_boxes(bounds, live, count, split)
@@ -471,6 +482,13 @@ class CoriolisConstantRefinement:
                 centres, levels, bounds, axes, live, parents, child_centres,
                 np.concatenate([child_levels, child_levels]), child_bounds, child_axes, lower,
                 self.tolerance * lower, settled)
+
+
+def _grown(array, used, capacity):
+    """``array`` with room for ``capacity`` rows, its first ``used`` kept."""
+    grown = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+    grown[:used] = array[:used]
+    return grown
 
 
 _registry_lock = threading.Lock()
