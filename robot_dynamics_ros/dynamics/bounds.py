@@ -16,6 +16,7 @@ from numba import njit
 from .calls import run
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
+from .errors import StateError
 from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
 from .finite import all_finite
 from .state import configuration_array, joint_array, raise_failure
@@ -25,6 +26,7 @@ from .state import configuration_array, joint_array, raise_failure
 # New fields are only ever appended, so index-based consumers keep working.
 BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max",
                  "kc_global_lower")
+
 
 class CoriolisBounds(NamedTuple):
     """Bounds on the Coriolis terms at (q, qd); arrays of length N for batches.
@@ -198,23 +200,34 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     qd = joint_array(model, qd, "qd", like=q)
     single = q.ndim == 1
     batch_q = q[None] if single else q
-    gamma = christoffel_symbols(model, batch_q) if christoffel is None else (
-        np.ascontiguousarray(christoffel, dtype=np.float64).reshape(len(batch_q), *(model.nv,) * 3))
-    mass = mass_matrix(model, batch_q) if mass is None else (
-        np.ascontiguousarray(mass, dtype=np.float64).reshape(len(batch_q), model.nv, model.nv))
+    gamma = (christoffel_symbols(model, batch_q) if christoffel is None else
+             _given(model, christoffel, "christoffel", q, 3).reshape(len(batch_q), *(model.nv,) * 3))
+    mass = (mass_matrix(model, batch_q) if mass is None else
+            _given(model, mass, "mass", q, 2).reshape(len(batch_q), model.nv, model.nv))
     inputs = (("q", batch_q), ("qd", qd[None] if single else qd))
     values = bound_vectors(model, gamma, mass, inputs[1][1], inputs)
-    if single:
-        values = values[0]
-    fields = dict(zip(BOUNDS_FIELDS, values.T))
-    return CoriolisBounds(
-        coriolis_norm=fields["coriolis_norm"],
-        kc_config=fields["kc_config"],
-        kc_global=fields["kc_global"] if single else float(fields["kc_global"][0]),
-        m_eig_min=fields["m_eig_min"],
-        m_eig_max=fields["m_eig_max"],
-        kc_global_lower=fields["kc_global_lower"] if single else float(fields["kc_global_lower"][0]),
-    )
+    fields = dict(zip(BOUNDS_FIELDS, values[0] if single else values.T))
+    if not single:
+        # one float for the batch, the model's current interval (also for an empty batch)
+        from .coriolis_constant import refinement_for  # it builds on this module
+        interval = refinement_for(model).interval
+        fields["kc_global"], fields["kc_global_lower"] = interval.upper, interval.lower
+    return CoriolisBounds(**{name: fields[name] for name in CoriolisBounds._fields})
+
+
+def _given(model, value, name, q, dims):
+    """A caller's Gamma (``dims`` 3) or M (``dims`` 2) for the checked ``q``:
+    shape (n,) * dims after q's batch axis, finite real numbers, or
+    ``StateError`` naming ``name`` and the first non-finite element."""
+    shape = q.shape[:-1] + (model.nv,) * dims
+    # joint_array wants ``like``'s shape with its last axis made nv: a view of
+    # one zero in the wanted shape (no memory) asks for exactly that shape
+    array = joint_array(model, value, name, like=np.broadcast_to(0.0, shape))
+    bad = np.argwhere(~np.isfinite(array))
+    if len(bad):
+        where = tuple(int(k) for k in bad[0])
+        raise StateError(f"{name}{list(where)} is {array[where]}")
+    return array
 
 
 def joint_limits(model):
@@ -229,4 +242,3 @@ def global_coriolis_constant(model) -> float:
     ``coriolis_constant.CoriolisConstantRefinement``."""
     from .coriolis_constant import refinement_for  # it builds on this module
     return refinement_for(model).interval.upper
-

@@ -61,8 +61,8 @@ from .coriolis_boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, ke
 from .coriolis_first_bound import first_upper_bound
 from .state import at_identity_base
 from .subtrees import root_subtrees
-from .errors import CoriolisConstantError
-from .model import PRISMATIC
+from .errors import CoriolisConstantError, not_a_model
+from .model import PRISMATIC, Model
 
 _EPS = np.finfo(float).eps
 # Lower end: random samples within the limits, then ascents from the best.
@@ -206,6 +206,8 @@ class CoriolisConstantRefinement:
     """
 
     def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB):
+        if not isinstance(model, Model):
+            raise not_a_model(model)
         if not (isinstance(tolerance, (int, float)) and 1.0 <= tolerance < np.inf):
             raise CoriolisConstantError(
                 f"tolerance must be a number >= 1 (the ratio upper / lower to reach), got {tolerance!r}")
@@ -500,7 +502,10 @@ def refinement_for(model, *, memory_limit_mb=_DEFAULT_MEMORY_MB) -> CoriolisCons
     payload model is a new model, with its own first bound at once.
     ``memory_limit_mb`` applies when the refinement is made (the node makes
     it first, with its parameter's value)."""
-    refinement = model.cache.get("kc_refinement")
+    try:
+        refinement = model.cache.get("kc_refinement")
+    except AttributeError:  # no Model; a try costs nothing until it catches
+        raise not_a_model(model) from None
     if refinement is None:
         with _registry_lock:
             refinement = model.cache.get("kc_refinement")

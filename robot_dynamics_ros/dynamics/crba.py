@@ -3,6 +3,7 @@ import numpy as np
 from numba import njit
 
 from .calls import bind, run
+from .errors import not_a_model
 from .finite import all_finite
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .samples import sample, sample_count
@@ -65,7 +66,11 @@ def mass_matrix(model, q, *, out=None):
     independent of the base pose (docs/floating_base.md).
     """
     # The hot path, written out: here a function call costs a tenth of the call.
-    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape:
+    try:
+        fast = out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape
+    except AttributeError:  # no Model; a try costs nothing until it catches
+        raise not_a_model(model) from None
+    if fast:
         M = np.empty(model.matrix_shape)
         if (model._local.bound.get(_mass_matrix) or bind(_mass_matrix, model, (q, M)))(q, M) < 0:
             return M

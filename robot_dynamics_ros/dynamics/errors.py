@@ -1,4 +1,5 @@
 """Errors raised for bad input: each names what is wrong and where."""
+import reprlib
 
 
 class DynamicsError(ValueError):
@@ -19,3 +20,10 @@ class StateError(DynamicsError):
 
 class CoriolisConstantError(DynamicsError):
     """A setting of the K_c refinement is invalid (tolerance, memory, time)."""
+
+
+def not_a_model(value):
+    """The error for a call with ``value`` where its first argument, a
+    ``Model``, belongs."""
+    return DynamicsError(f"the first argument must be a Model (from load_urdf), "
+                         f"got {type(value).__name__} {reprlib.repr(value)}")

@@ -57,12 +57,13 @@ def forward_dynamics(model, q, qd, tau, method=None):
     ``DynamicsError`` naming the joint where M is singular (a chain without
     mass or inertia) or where a result is not finite.
     """
-    if method is None:
-        method = "cholesky" if model.reduced else "recursive"
-    if method == "recursive" and is_sample(model, q, qd, tau):
+    # a mimic-reduced model is never a sample (is_sample), and defaults to cholesky
+    if (method is None or method == "recursive") and is_sample(model, q, qd, tau):
         status, qdd = np.empty(1, dtype=np.int64), np.empty(qd.shape)
         if single(_articulated_body, model, (q, qd, tau, status, qdd)) < 0:
             return qdd
+    if method is None:
+        method = "cholesky" if model.reduced else "recursive"
     if method not in METHODS:
         raise DynamicsError(f"forward dynamics method must be one of {METHODS}, "
                             f"got {method!r}")

@@ -4,6 +4,8 @@ A body inertia is stored as the 10-vector ``[m, c (3), Ixx, Ixy, Ixz, Iyy,
 Iyz, Izz]`` with ``c`` the CoM in the body frame and the rotational inertia
 about the CoM in body axes.
 """
+import numbers
+
 import numpy as np
 
 from .errors import PayloadError
@@ -44,6 +46,29 @@ def _shift(mass, d):
     return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
 
 
+def real_numbers(values, what, error, shape=None):
+    """``values`` as a new float array, or ``error`` naming ``what`` when they
+    are not real numbers: complex (the imaginary part would be lost), text,
+    other objects, or integers beyond the range of a float. ``shape``: the
+    one shape accepted (``()``: one number), when given."""
+    try:
+        raw = np.asarray(values)
+        kind = raw.dtype.kind
+        if kind == "c":
+            raise TypeError("complex values: the imaginary part would be lost")
+        # objects: Python integers too large for int64, or anything else
+        if kind not in "biufO" or (kind == "O" and not all(
+                isinstance(x, numbers.Real) for x in raw.flat)):
+            raise TypeError(f"dtype {raw.dtype}")
+        array = raw.astype(float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise error(f"{what} is not real numbers ({exc})") from None
+    if shape is not None and array.shape != shape:
+        expected = "one number" if shape == () else f"of shape {shape}"
+        raise error(f"{what} must be {expected}, got shape {array.shape}")
+    return array
+
+
 def check_inertia(mass, com, inertia, *, where, triangle=False, moves=True,
                   error=PayloadError):
     """Validated (mass, com, inertia) as floats, or ``error`` naming ``where``.
@@ -59,12 +84,9 @@ def check_inertia(mass, com, inertia, *, where, triangle=False, moves=True,
     digits (as in URDF files) pass, plus 1e-12 kg m^2 for inertias that are
     rounding noise around zero.
     """
-    try:
-        mass = float(mass)
-        com = np.array(com, dtype=float).reshape(-1)
-        inertia = np.array(inertia, dtype=float)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise error(f"{where}: not numbers ({exc})") from None
+    mass = float(real_numbers(mass, f"{where}: mass", error, shape=()))
+    com = real_numbers(com, f"{where}: CoM", error).reshape(-1)
+    inertia = real_numbers(inertia, f"{where}: inertia", error)
     if com.shape != (3,):
         raise error(f"{where}: CoM must have 3 elements, got {com.size}")
     if inertia.shape != (3, 3):

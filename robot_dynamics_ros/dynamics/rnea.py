@@ -3,6 +3,7 @@ import numpy as np
 from numba import njit
 
 from .calls import bind, run
+from .errors import not_a_model
 from .finite import all_finite
 from .kinematics import (body_poses, body_velocities, composite_mass_moments, forward_kinematics,
                          valid_configuration)
@@ -144,7 +145,11 @@ def gravity_torques(model, q, *, out=None):
     its own frame; depends on the base orientation, not on its position.
     """
     # The hot path, written out: here a function call costs a tenth of the call.
-    if out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape:
+    try:
+        fast = out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape
+    except AttributeError:  # no Model; a try costs nothing until it catches
+        raise not_a_model(model) from None
+    if fast:
         g = np.empty(model.sample_shape)
         if (model._local.bound.get(_gravity_torques) or bind(_gravity_torques, model, (q, g)))(q, g) < 0:
             return g

@@ -12,8 +12,8 @@ compiled check cost a dispatcher call per argument (0.2-0.3 us each here).
 """
 import numpy as np
 
-from .errors import DynamicsError, StateError
-from .model import QUATERNION_TOLERANCE
+from .errors import DynamicsError, StateError, not_a_model
+from .model import QUATERNION_TOLERANCE, Model
 
 F64 = np.dtype(np.float64)
 
@@ -21,8 +21,14 @@ F64 = np.dtype(np.float64)
 def is_sample(model, q, *arrays):
     """True when q is one float64 sample of q's shape and every other array
     one of qd's, for a model without mimic reduction: what the hot path's
-    kernels take as they are (``calls.bind``: of any strides)."""
-    if not (type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape):
+    kernels take as they are (``calls.bind``: of any strides). DynamicsError
+    when ``model`` is no ``Model`` (a ``try`` costs nothing until it catches;
+    ``configuration_array`` checks the type on the other path)."""
+    try:
+        shape = model.q_shape
+    except AttributeError:
+        raise not_a_model(model) from None
+    if not (type(q) is np.ndarray and q.dtype is F64 and q.shape == shape):
         return False
     shape = model.sample_shape
     for x in arrays:
@@ -33,8 +39,11 @@ def is_sample(model, q, *arrays):
 
 def configuration_array(model, value, name="q", dtype=F64):
     """``value`` as a C-contiguous ``dtype`` array (nq,) or (N, nq): a
-    configuration q. Raises ``StateError`` naming the argument; the kernels
-    find non-finite values and bad base quaternions (``raise_failure``)."""
+    configuration q. Raises ``StateError`` naming the argument, and
+    DynamicsError when ``model`` is no ``Model``; the kernels find
+    non-finite values and bad base quaternions (``raise_failure``)."""
+    if not isinstance(model, Model):
+        raise not_a_model(model)
     return _checked(model, value, name, model.nq, None, dtype)
 
 

@@ -118,10 +118,11 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
             rot @ inertia_c @ rot.T)
 
     names = [joint.name for joint, _, _ in bodies]
-    coordinate_map, offset, actuated = _coordinates(bodies, names, mimic)
+    base_bodies = BASE_BODIES if floating else 0
+    coordinate_map, offset, actuated = _coordinates(bodies, names, mimic, base_bodies)
     return Model(
         name=robot.name or "robot",
-        joint_names=tuple(actuated[BASE_BODIES if floating else 0:]),
+        joint_names=tuple(actuated[base_bodies:]),
         link_names=tuple(links),
         body_joint_names=tuple(names),
         parent=np.array([p for _, p, _ in bodies], dtype=np.int64),
@@ -202,14 +203,27 @@ def read_urdf_file(path, limit=MAX_URDF_BYTES):
         raise URDFError(f"URDF file {str(path)!r} is not UTF-8 text: {exc}") from None
 
 
+_BOM = "\ufeff"
+
+
+def is_xml_text(text):
+    """True when the string ``text`` is XML rather than a file path: after a
+    UTF-8 byte order mark (which XML parsers skip) and white space, it
+    starts with '<'."""
+    return text.lstrip(_BOM).lstrip().startswith("<")
+
+
 def _read(source):
     if isinstance(source, bytes):
-        source = source.decode("utf-8", errors="replace")
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise URDFError(f"URDF source bytes are not UTF-8 text: {exc}") from None
     if isinstance(source, os.PathLike):
         return read_urdf_file(source)
     if not isinstance(source, str):
         raise URDFError(f"URDF source must be text or a path, got {type(source).__name__}")
-    if source.lstrip().startswith("<"):
+    if is_xml_text(source):
         return source
     return read_urdf_file(source)
 
@@ -387,6 +401,11 @@ def _limits(joint):
         raise URDFError(f"joint '{joint.name}': limit is NaN")
     if lower == upper == 0.0:  # urdf convention: no limit given
         return -np.inf, np.inf
+    if lower > NO_LIMIT_BEYOND or upper < -NO_LIMIT_BEYOND:
+        # +-inf on the wrong side (or lower = upper = inf) is not "no limit":
+        # no position of the joint lies within such limits
+        raise URDFError(f"joint '{joint.name}': limits [{lower}, {upper}] admit no "
+                        f"position within {NO_LIMIT_BEYOND:g} of zero")
     lower = -np.inf if lower < -NO_LIMIT_BEYOND else lower
     upper = np.inf if upper > NO_LIMIT_BEYOND else upper
     if lower > upper:
@@ -407,10 +426,15 @@ def _inertial(inertial, link, moves):
     return mass, pose[:3, 3], rot @ matrix @ rot.T
 
 
-def _coordinates(bodies, names, mimic):
-    """Coordinate map and offset from q to all joints, and q's joint names."""
+def _coordinates(bodies, names, mimic, base_bodies):
+    """Coordinate map and offset from q to all joints, and q's joint names.
+
+    ``base_bodies``: the free-flyer's bodies at the head of ``bodies``; their
+    names are the base's speeds, not joints of the URDF, so no joint mimics
+    them.
+    """
     nb = len(bodies)
-    index = {name: i for i, name in enumerate(names)}
+    index = {name: i for i, name in enumerate(names) if i >= base_bodies}
     master = {}
     if mimic == "reduce":
         for i, (joint, _, _) in enumerate(bodies):
