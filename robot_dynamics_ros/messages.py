@@ -8,6 +8,7 @@ and a reason a person can act on.
 """
 
 import array
+import reprlib
 from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -144,6 +145,8 @@ class JointStateMatcher:
         q and qd are new arrays, C-contiguous float64: the dynamics' hot path.
         """
         names = msg.name
+        if type(names) is not list:  # rclpy gives a list: no call on the hot path
+            names = _name_list(names)
         count = len(names)
         # each field read once: a message's field access is a Python property
         position, velocity = msg.position, msg.velocity
@@ -156,8 +159,8 @@ class JointStateMatcher:
                     f"{field} has {size} values for {count} names (expected {expected})",
                 )
         take = self.indices(names)
-        q = _floats(position)[take]
-        qd = _floats(velocity)[take] if len(velocity) else np.zeros(take.size)
+        q = _floats(position, "position")[take]
+        qd = _floats(velocity, "velocity")[take] if len(velocity) else np.zeros(take.size)
         if check_finite:
             for values, field in ((q, "position"), (qd, "velocity")):
                 bad = ~np.isfinite(values)
@@ -175,12 +178,22 @@ class JointStateMatcher:
         caller holding many messages with one name list as arrays (the offline
         replay) pick the columns after ``match`` accepted one of them.
         """
-        if names != self._cached_names:
+        if type(names) is not list:
+            names = _name_list(names)
+        try:
+            changed = names != self._cached_names
+        except ValueError:  # an element compared as an array: no name, _indices says so
+            changed = True
+        if changed:
             self._cached_take = self._indices(names)
-            self._cached_names = list(names)
+            self._cached_names = names.copy()
         return self._cached_take
 
-    def _indices(self, names: Sequence[str]) -> np.ndarray:
+    def _indices(self, names: list) -> np.ndarray:
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise JointStateRejected(
+                    "bad_name", f"joint name {i} is not a string: {reprlib.repr(name)}")
         where = {}
         repeated = []
         for i, name in enumerate(names):
@@ -200,10 +213,28 @@ class JointStateMatcher:
         return np.array([where[j] for j in self.joint_names], dtype=np.intp)
 
 
-def _floats(values) -> np.ndarray:
-    if isinstance(values, array.array):
+def _name_list(names) -> list:
+    """A name field that is not a list (a numpy array, a tuple) as a list, so
+    that comparing it with the cached list is one list comparison, or
+    JointStateRejected."""
+    try:
+        return list(names)
+    except TypeError:
+        raise JointStateRejected(
+            "bad_name", f"name is a {type(names).__name__}, not a sequence of joint names") from None
+
+
+def _floats(values, field: str) -> np.ndarray:
+    """``values`` as float64: read in place from an array('d') (what rclpy
+    gives), converted from anything else of real numbers, or
+    JointStateRejected naming ``field``."""
+    if type(values) is array.array and values.typecode == "d":
         return np.frombuffer(values, dtype=np.float64)
-    return np.asarray(values, dtype=np.float64)
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "biuf" or raw.ndim != 1:
+        raise JointStateRejected(
+            "not_numbers", f"{field} is not a sequence of real numbers ({raw.dtype}, shape {raw.shape})")
+    return raw.astype(np.float64, copy=False)
 
 
 class StampGaps:
@@ -248,4 +279,3 @@ class StampGaps:
         if self._period and interval >= 1.5 * self._period:
             return round(interval / self._period) - 1
         return 0
-

@@ -142,9 +142,13 @@ class ModelService:
                 raise ValueError("no robot model is loaded yet to check the payload against")
             payload = make()
             live.served.with_payload(payload)
-        except (ValueError, TypeError) as error:
-            self._refuse(kind, f"payload refused ({kind}): {error}")
-            raise RequestRefused(kind, str(error)) from error
+        # ``make`` converts a message or parameters the caller got: whatever
+        # it raises (a KeyError for a missing field, an OverflowError for
+        # 10**400) is a bad request, refused with nothing changed.
+        except Exception as error:  # noqa: BLE001
+            reason = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+            self._refuse(kind, f"payload refused ({kind}): {reason}")
+            raise RequestRefused(kind, reason) from error
         return payload
 
     def _initial_payload(self) -> Optional[Payload]:

@@ -18,9 +18,10 @@ import numpy as np
 
 from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.base_state import BaseFrames, base_frames
+from robot_dynamics_ros.dynamics.inertia import real_numbers
 from robot_dynamics_ros.dynamics.model import replace_payload
 from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
-from robot_dynamics_ros.dynamics.urdf import read_urdf_file
+from robot_dynamics_ros.dynamics.urdf import is_xml_text, read_urdf_file
 
 # robot_state_publisher descriptions of large robots stay well below 1 MB; a
 # limit keeps a hostile or corrupted message from costing seconds of parsing.
@@ -36,7 +37,11 @@ class DescriptionError(dynamics.URDFError):
 
 
 def check_description(text: str) -> None:
-    """Raise DescriptionError when ``text`` is too large or declares XML entities."""
+    """Raise DescriptionError when ``text`` is not a string, is too large or
+    declares XML entities."""
+    if not isinstance(text, str):
+        raise DescriptionError(
+            f"robot description must be URDF XML text (str), got {type(text).__name__}")
     data = text.encode("utf-8", errors="surrogatepass")
     if len(data) > MAX_DESCRIPTION_BYTES:
         raise DescriptionError(
@@ -49,7 +54,7 @@ def check_description(text: str) -> None:
             f"robot description contains an XML {match.group(1).decode().upper()} "
             f"declaration at byte {match.start()}; entity declarations are not accepted"
         )
-    if not text.lstrip().startswith("<"):
+    if not is_xml_text(text):
         # load_urdf would take such a string as a file path to read.
         raise DescriptionError(
             "robot description is not URDF XML text (it does not start with '<'): "
@@ -65,7 +70,7 @@ def read_description_file(path: Union[str, PathLike]) -> str:
 
 def inertia_matrix(six: Sequence[float]) -> np.ndarray:
     """3x3 inertia from [ixx, ixy, ixz, iyy, iyz, izz] (the URDF / ROS order)."""
-    values = np.asarray(six, dtype=float)
+    values = real_numbers(six, "payload inertia", dynamics.PayloadError)
     if values.shape != (6,):
         raise dynamics.PayloadError(
             f"payload inertia needs 6 values [ixx ixy ixz iyy iyz izz], got {values.size}"
@@ -85,11 +90,16 @@ class Payload:
 
     @classmethod
     def create(cls, link: str, mass: float, com: Sequence[float], inertia) -> "Payload":
-        """From a 3-vector CoM and a 3x3 inertia (or its 6 unique values)."""
-        inertia = np.asarray(inertia, dtype=float)
+        """From a 3-vector CoM and a 3x3 inertia (or its 6 unique values).
+
+        Raises PayloadError naming the field that is not real numbers of
+        its shape (complex ones too: the imaginary part would be lost).
+        """
+        mass = real_numbers(mass, "payload mass", dynamics.PayloadError, shape=())
+        inertia = real_numbers(inertia, "payload inertia", dynamics.PayloadError)
         if inertia.shape != (3, 3):
             inertia = inertia_matrix(inertia.ravel())
-        com = np.asarray(com, dtype=float)
+        com = real_numbers(com, "payload CoM", dynamics.PayloadError)
         if com.shape != (3,):
             raise dynamics.PayloadError(f"payload CoM needs 3 values [x y z], got {com.size}")
         return cls(
@@ -231,5 +241,5 @@ def load_description(
     ``base``: "fixed", "floating" or "auto", as ``dynamics.load_urdf`` takes it.
     """
     check_description(text)
-    model = dynamics.load_urdf(text, gravity=tuple(gravity), mimic=mimic, base=base)
+    model = dynamics.load_urdf(text, gravity=gravity, mimic=mimic, base=base)
     return serve(model, joints, payloads)
