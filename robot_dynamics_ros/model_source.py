@@ -18,9 +18,8 @@ import numpy as np
 
 from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.base_state import BaseFrames, base_frames
-from robot_dynamics_ros.dynamics.inertia import real_numbers
 from robot_dynamics_ros.dynamics.model import replace_payload
-from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES
+from robot_dynamics_ros.dynamics.limits import MAX_URDF_BYTES, real_numbers
 from robot_dynamics_ros.dynamics.urdf import is_xml_text, read_urdf_file
 
 # robot_state_publisher descriptions of large robots stay well below 1 MB; a

@@ -122,8 +122,8 @@ def test_huge_limits_mean_no_limits():
 # Gravity
 
 
-@pytest.mark.parametrize("gravity", [("a", "b", "c"), None, (0.0, 0.0, -1e300)],
-                         ids=["text", "none", "huge"])
+@pytest.mark.parametrize("gravity", [("a", "b", "c"), None, (0.0, 0.0, -1e300), (0.0, 0.0, -9.81 + 1j)],
+                         ids=["text", "none", "huge", "complex"])
 def test_bad_gravity(gravity):
     with pytest.raises(DynamicsError, match="gravity"):
         load_urdf(urdf(), gravity=gravity)

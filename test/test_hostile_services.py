@@ -16,9 +16,9 @@ import test_model_service
 from test_dynamics_errors import urdf
 from test_model_service import DEFAULTS, LINK, parameters
 
-from robot_dynamics_ros.dynamics import PayloadError, URDFError, puma_urdf
+from robot_dynamics_ros.dynamics import DynamicsError, PayloadError, URDFError, puma_urdf
 from robot_dynamics_ros.messages import JointStateMatcher, JointStateRejected
-from robot_dynamics_ros.model_service import RequestRefused
+from robot_dynamics_ros.model_service import ModelService, RequestRefused
 from robot_dynamics_ros.model_source import (DescriptionError, Payload, load_description,
                                              read_description_file)
 
@@ -89,11 +89,13 @@ def test_load_description_takes_text_only(text):
         load_description(text)
 
 
-@pytest.mark.parametrize("gravity", [None, 9.81, "down", (0.0, 0.0, math.nan)],
-                         ids=["None", "one-number", "text", "nan"])
-def test_load_description_checks_gravity(gravity):
+@pytest.mark.parametrize("gravity", [None, 9.81, "down", (0.0, 0.0, math.nan), (0.0, 0.0, -9.81j)],
+                         ids=["None", "one-number", "text", "nan", "complex"])
+def test_load_description_and_the_service_check_gravity(gravity):
     with pytest.raises(URDFError, match="gravity"):
         load_description(urdf(), gravity=gravity)
+    with pytest.raises(DynamicsError, match="gravity"):
+        ModelService(parameters=DEFAULTS, gravity=gravity)
 
 
 def test_a_byte_order_mark_does_not_make_a_description_a_path(tmp_path):

@@ -4,12 +4,10 @@ A body inertia is stored as the 10-vector ``[m, c (3), Ixx, Ixy, Ixz, Iyy,
 Iyz, Izz]`` with ``c`` the CoM in the body frame and the rotational inertia
 about the CoM in body axes.
 """
-import numbers
-
 import numpy as np
 
 from .errors import PayloadError
-from .limits import MAX_INERTIA, MAX_LENGTH, MAX_MASS
+from .limits import MAX_INERTIA, MAX_LENGTH, MAX_MASS, real_numbers
 
 _UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
@@ -44,29 +42,6 @@ def combine_inertias(params, mass, com, inertia_c):
 def _shift(mass, d):
     """Parallel-axis term: inertia of a point mass at offset d."""
     return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-
-
-def real_numbers(values, what, error, shape=None):
-    """``values`` as a new float array, or ``error`` naming ``what`` when they
-    are not real numbers: complex (the imaginary part would be lost), text,
-    other objects, or integers beyond the range of a float. ``shape``: the
-    one shape accepted (``()``: one number), when given."""
-    try:
-        raw = np.asarray(values)
-        kind = raw.dtype.kind
-        if kind == "c":
-            raise TypeError("complex values: the imaginary part would be lost")
-        # objects: Python integers too large for int64, or anything else
-        if kind not in "biufO" or (kind == "O" and not all(
-                isinstance(x, numbers.Real) for x in raw.flat)):
-            raise TypeError(f"dtype {raw.dtype}")
-        array = raw.astype(float)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise error(f"{what} is not real numbers ({exc})") from None
-    if shape is not None and array.shape != shape:
-        expected = "one number" if shape == () else f"of shape {shape}"
-        raise error(f"{what} must be {expected}, got shape {array.shape}")
-    return array
 
 
 def check_inertia(mass, com, inertia, *, where, triangle=False, moves=True,

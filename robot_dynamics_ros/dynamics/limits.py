@@ -8,6 +8,8 @@ that arithmetic over the largest accepted tree (``MAX_LINKS`` links, each
 1e10 m and body inertias below 1e40 kg m^2, so even the squares that norms and
 eigenvalue solvers form stay far from overflow (1.8e308).
 """
+import numbers
+
 import numpy as np
 
 MAX_LENGTH = 1e6        # m: origins, centres of mass, prismatic limits
@@ -31,4 +33,27 @@ def bounded(values, limit, what, error):
     if not np.all(np.abs(array) <= limit):  # also false for NaN
         raise error(f"{what}: {array.tolist()} is not finite or exceeds the limit "
                     f"of {limit:g} in magnitude")
+    return array
+
+
+def real_numbers(values, what, error, shape=None):
+    """``values`` as a new float array, or ``error`` naming ``what`` when they
+    are not real numbers: complex (the imaginary part would be lost), text,
+    other objects, or integers beyond the range of a float. ``shape``: the
+    one shape accepted (``()``: one number), when given."""
+    try:
+        raw = np.asarray(values)
+        kind = raw.dtype.kind
+        if kind == "c":
+            raise TypeError("complex values: the imaginary part would be lost")
+        # objects: Python integers too large for int64, or anything else
+        if kind not in "biufO" or (kind == "O" and not all(
+                isinstance(x, numbers.Real) for x in raw.flat)):
+            raise TypeError(f"dtype {raw.dtype}")
+        array = raw.astype(float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise error(f"{what} is not real numbers ({exc})") from None
+    if shape is not None and array.shape != shape:
+        expected = "one number" if shape == () else f"of shape {shape}"
+        raise error(f"{what} must be {expected}, got shape {array.shape}")
     return array

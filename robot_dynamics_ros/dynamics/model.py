@@ -17,7 +17,7 @@ import numpy as np
 from .errors import DynamicsError, PayloadError
 from .inertia import check_inertia, combine_inertias
 from .calls import PerThread
-from .limits import MAX_GRAVITY, bounded
+from .limits import MAX_GRAVITY, bounded, real_numbers
 from .records import model_record, new_data
 
 REVOLUTE = 0
@@ -54,11 +54,8 @@ def replace_payload(payloads, link, mass, payload):
 
 def check_gravity(gravity, error=DynamicsError):
     """Gravity (3,) as floats, each component finite and within MAX_GRAVITY."""
-    try:
-        vector = np.array(gravity, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise error(f"gravity must be 3 numbers, got {gravity!r} ({exc})") from None
-    if gravity is None or vector.shape != (3,):
+    vector = real_numbers(gravity, "gravity", error).reshape(-1)
+    if vector.shape != (3,):
         raise error(f"gravity must be 3 numbers, got {gravity!r}")
     return bounded(vector, MAX_GRAVITY, "gravity", error)
 

@@ -16,8 +16,7 @@ import numpy as np
 from .bounds import joint_limits
 from .errors import DynamicsError, StateError, not_a_model
 from .forward_dynamics import METHODS, forward_dynamics
-from .inertia import real_numbers
-from .limits import MAX_ANGLE, MAX_LENGTH
+from .limits import MAX_ANGLE, MAX_LENGTH, real_numbers
 from .model import PRISMATIC, Model
 from .state import joint_array, raise_bad_input
 
