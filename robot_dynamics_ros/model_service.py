@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping, Optional
 
-from robot_dynamics_ros.dynamics.model import check_gravity, replace_payload
+from robot_dynamics_ros.dynamics.model import replace_payload
 from robot_dynamics_ros.model_source import Payload, ServedModel, load_description
 
 PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
@@ -63,8 +63,9 @@ class ModelService:
                  base="auto", joints=(), prepare: Callable = lambda served, previous: Snapshot(served),
                  report: Callable[[str], None] = lambda text: None,
                  installed: Callable = lambda live: None, niceness: int = 0):
-        # checked now (DynamicsError naming gravity), not at the first description
-        self._gravity = tuple(check_gravity(gravity))
+        # checked with each description it builds (load_urdf): a bad value is
+        # then a refusal the node reports, as a bad mimic or base, not a crash
+        self._gravity = gravity
         self._mimic = mimic
         self._base = base
         self._joints = tuple(joints or ())

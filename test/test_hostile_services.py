@@ -16,7 +16,7 @@ import test_model_service
 from test_dynamics_errors import urdf
 from test_model_service import DEFAULTS, LINK, parameters
 
-from robot_dynamics_ros.dynamics import DynamicsError, PayloadError, URDFError, puma_urdf
+from robot_dynamics_ros.dynamics import PayloadError, URDFError, puma_urdf
 from robot_dynamics_ros.messages import JointStateMatcher, JointStateRejected
 from robot_dynamics_ros.model_service import ModelService, RequestRefused
 from robot_dynamics_ros.model_source import (DescriptionError, Payload, load_description,
@@ -94,8 +94,16 @@ def test_load_description_takes_text_only(text):
 def test_load_description_and_the_service_check_gravity(gravity):
     with pytest.raises(URDFError, match="gravity"):
         load_description(urdf(), gravity=gravity)
-    with pytest.raises(DynamicsError, match="gravity"):
-        ModelService(parameters=DEFAULTS, gravity=gravity)
+    # the node's service: a refusal it reports (the node keeps waiting), no crash
+    reports = []
+    service = ModelService(parameters=DEFAULTS, gravity=gravity, report=reports.append)
+    service.start()
+    try:
+        service.request_description("test", urdf)
+        test_model_service.wait_until(lambda: reports)
+        assert service.live is None and "gravity" in reports[0], reports
+    finally:
+        service.stop()
 
 
 def test_a_byte_order_mark_does_not_make_a_description_a_path(tmp_path):
