@@ -242,35 +242,56 @@ class StampGaps:
 
     When the node falls behind, its KEEP_LAST subscription queue overwrites
     the oldest joint states, and DDS reports no loss for that: the only trace
-    is a jump in the stamps of what arrives. The publisher's period is the
-    mean of the intervals between stamps, over the last ``WINDOW``, that are
-    below 1.5 times their 10th percentile: an overflowing queue still delivers
-    runs of consecutive joint states (its depth of them at a time), so the low
-    intervals stay at the period even when most joint states are lost, where a
-    median would be a gap itself; the mean then averages out the jitter of the
-    publisher's stamps. An interval
-    of k periods (rounded, k >= 2) means k - 1 joint states lost. Stamps that
-    do not increase (several publishers interleaved, or stamps left at zero)
-    count nothing, and neither does a gap over ``MAX_GAP_NS``: that is a
-    stream paused or restarted, not a queue overflow.
+    is a jump in the stamps of what arrives. Each publisher's stream is judged
+    on its own, told apart by its joint names (the arm's driver and the
+    gripper's publish different ones): interleaved, their stamps would make
+    the other's intervals look like the period and every real interval a gap
+    (an arm and a gripper at 200 Hz, 50 us apart, counted 67,424 losses in
+    4 s). At most ``MAX_STREAMS`` name lists are followed; others count
+    nothing. A stream's period is the mean of the intervals between stamps,
+    over its last ``WINDOW``, that are below 1.5 times their 10th percentile:
+    an overflowing queue still delivers runs of consecutive joint states (its
+    depth of them at a time), so the low intervals stay at the period even
+    when most joint states are lost, where a median would be a gap itself;
+    the mean then averages out the jitter of the publisher's stamps. An
+    interval of k periods (rounded, k >= 2) means k - 1 joint states lost.
+    Stamps that do not increase (publishers of the same names interleaved, or
+    stamps left at zero) count nothing, and neither does a gap over
+    ``MAX_GAP_NS``: that is a stream paused or restarted, not a queue
+    overflow.
     """
 
     WINDOW = 64
     MAX_GAP_NS = 1_000_000_000
+    MAX_STREAMS = 8
 
     def __init__(self):
-        self._last = 0
-        self._intervals = np.zeros(self.WINDOW)
-        self._count = 0
-        self._period = 0.0
+        self._streams = {}  # (count, first name, last name) -> [last stamp, intervals, count, period]
 
-    def missing(self, stamp) -> int:
-        """Joint states lost between the previous stamp and ``stamp`` (a builtin_interfaces/Time)."""
+    def missing(self, stamp, names=()) -> int:
+        """Joint states lost between the previous stamp of the stream of
+        ``names`` and ``stamp`` (a builtin_interfaces/Time)."""
+        key = (len(names), names[0], names[-1]) if len(names) else ()
+        stream = self._streams.get(key)
+        if stream is None:
+            if len(self._streams) >= self.MAX_STREAMS:
+                return 0
+            stream = self._streams[key] = [0, np.zeros(self.WINDOW), 0, 0.0]
         now = stamp.sec * 1_000_000_000 + stamp.nanosec
-        last, self._last = self._last, now
+        last, stream[0] = stream[0], now
         interval = now - last
         if last == 0 or interval <= 0 or interval > self.MAX_GAP_NS:
             return 0
+        intervals, count = stream[1], stream[2]
+        intervals[count % self.WINDOW] = interval
+        stream[2] = count = count + 1
+        if count % self.WINDOW == 0:
+            low = np.percentile(intervals, 10)
+            stream[3] = float(np.mean(intervals[intervals < 1.5 * low]))
+        period = stream[3]
+        if period and interval >= 1.5 * period:
+            return round(interval / period) - 1
+        return 0
         self._intervals[self._count % self.WINDOW] = interval
         self._count += 1
         if self._count % self.WINDOW == 0:

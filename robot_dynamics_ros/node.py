@@ -265,7 +265,7 @@ class DynamicsNode(Node):
 
     def _on_joint_state(self, msg: JointState):
         start = time.perf_counter_ns()
-        lost = self._stamp_gaps.missing(msg.header.stamp)
+        lost = self._stamp_gaps.missing(msg.header.stamp, msg.name)
         if lost:
             self._drop("stamp_gap", f"{lost} joint states missing before stamp "
                        f"{msg.header.stamp.sec}.{msg.header.stamp.nanosec:09d} (queue overflow?)", lost)
