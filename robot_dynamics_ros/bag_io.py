@@ -47,6 +47,16 @@ def open_reader(path: Path) -> Reader:
     """An open rosbags Reader, or BagError saying why the bag cannot be opened."""
     if not path.exists():
         raise BagError(f"input bag {str(path)!r} does not exist")
+    # Opening a FIFO waits for a writer, in sqlite and in Python alike, where
+    # no signal reaches the replay: a bag is regular files only.
+    try:
+        entries = list(path.iterdir()) if path.is_dir() else [path]
+    except OSError as error:
+        raise BagError(f"cannot open input bag {str(path)!r}: {error}") from error
+    for entry in entries:
+        if not (entry.is_file() or entry.is_dir()):
+            raise BagError(f"input bag {str(path)!r}: {str(entry)!r} is not a regular file "
+                           "(a FIFO, socket or device)")
     try:
         reader = Reader(path)
         reader.open()

@@ -452,6 +452,13 @@ def corrupt_late_message(bag: Path):
                            (b"\x00\x01\x00\x00" + bytes(8) + b"\xff\xff\xff\xff", row[0]))
 
 
+def fifo_instead_of_storage(bag: Path):
+    """The storage file replaced by a FIFO: opening it waited for a writer forever."""
+    (storage_file,) = [p for p in bag.iterdir() if p.suffix in (".db3", ".mcap")]
+    storage_file.unlink()
+    os.mkfifo(storage_file)
+
+
 def unknown_storage(bag: Path):
     metadata = bag / "metadata.yaml"
     metadata.write_text(metadata.read_text().replace("storage_identifier: sqlite3",
@@ -477,6 +484,8 @@ BAD_INPUTS = {
     "corrupted_mcap": ("mcap", {}, corrupt_file_middle, "cannot read input bag"),
     "corrupted_message": ("sqlite3", {}, corrupt_late_message, "cannot read input bag"),
     "unknown_storage": ("sqlite3", {}, unknown_storage, "Storage plugin 'rosbag_v3_tape' not supported"),
+    "fifo_sqlite3": ("sqlite3", {}, fifo_instead_of_storage, "is not a regular file (a FIFO"),
+    "fifo_mcap": ("mcap", {}, fifo_instead_of_storage, "is not a regular file (a FIFO"),
 }
 
 
