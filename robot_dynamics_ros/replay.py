@@ -19,6 +19,7 @@ as bad input: a one-line error, exit status 1 (143 for SIGTERM), nothing left.
 
 import argparse
 import contextlib
+import csv
 import errno
 import io
 import os
@@ -355,7 +356,8 @@ class CsvTable:
                   + [f"q[{j}]" for j in positions] + [f"qd[{j}]" for j in velocities]
                   + list(BOUNDS_FIELDS) + [f"gravity_torques[{j}]" for j in velocities]
                   + ["mass_matrix" + c for c in cells] + ["coriolis_matrix" + c for c in cells])
-        handle.write(",".join(header) + "\n")
+        # quoted where needed: a URDF's joint names may hold commas, quotes, newlines
+        csv.writer(handle, lineterminator="\n").writerow(header)
 
     def write(self, times, stamps, q, qd, outputs):
         count = len(times)

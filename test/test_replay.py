@@ -8,6 +8,7 @@ differ from the bag times, and the URDF on /robot_description. Each bag is
 written and replayed once per module.
 """
 
+import csv
 import os
 import sqlite3
 import subprocess
@@ -273,10 +274,10 @@ def options_replay(short_bag, tmp_path_factory):
     """Replay with --christoffel, a payload, --csv and --plot, sqlite3 output from an MCAP input."""
     root = tmp_path_factory.mktemp("options")
     link, mass, com, six = HAND_PAYLOAD
-    target, csv, plot = root / "out", root / "table.csv", root / "plot.png"
-    assert replay(short_bag, target, "--christoffel", "--storage", "sqlite3", "--csv", csv, "--plot", plot,
-                  "--payload", link, mass, *com, *six) == 0
-    return target, csv, plot
+    target, csv_path, plot = root / "out", root / "table.csv", root / "plot.png"
+    assert replay(short_bag, target, "--christoffel", "--storage", "sqlite3", "--csv", csv_path,
+                  "--plot", plot, "--payload", link, mass, *com, *six) == 0
+    return target, csv_path, plot
 
 
 def test_christoffel_and_payload_equal_pinocchio(short_panda, options_replay):
@@ -302,12 +303,12 @@ def test_christoffel_and_payload_equal_pinocchio(short_panda, options_replay):
 
 
 def test_csv_table(short_panda, options_replay):
-    target, csv, _ = options_replay
+    target, csv_path, _ = options_replay
     n = len(short_panda.joints)
-    with open(csv) as handle:
+    with open(csv_path) as handle:
         header = handle.readline().strip().split(",")
-    table = np.loadtxt(csv, delimiter=",", skiprows=1, dtype=np.float64)
-    times = np.loadtxt(csv, delimiter=",", skiprows=1, usecols=(0, 1, 2), dtype=np.int64)
+    table = np.loadtxt(csv_path, delimiter=",", skiprows=1, dtype=np.float64)
+    times = np.loadtxt(csv_path, delimiter=",", skiprows=1, usecols=(0, 1, 2), dtype=np.int64)
     assert table.shape == (len(short_panda.t), 3 + 2 * n + len(BOUNDS) + n + 2 * n * n) == (table.shape[0], len(header))
     assert header[:4] == ["bag_time_ns", "stamp_sec", "stamp_nanosec", f"q[{short_panda.joints[0]}]"]
     np.testing.assert_array_equal(times[:, 0], short_panda.bag_ns)
@@ -547,13 +548,13 @@ def test_command_line_exit_status(tmp_path, short_panda):
 
 
 def test_csv_alone_needs_no_output_bag(short_panda, short_bag, tmp_path):
-    csv = tmp_path / "table.csv"
-    assert replay(short_bag, "--csv", csv) == 0
+    csv_path = tmp_path / "table.csv"
+    assert replay(short_bag, "--csv", csv_path) == 0
     assert os.listdir(tmp_path) == ["table.csv"]
     n = len(short_panda.joints)
-    with open(csv) as handle:
+    with open(csv_path) as handle:
         column = {name: i for i, name in enumerate(handle.readline().strip().split(","))}
-    table = np.loadtxt(csv, delimiter=",", skiprows=1, dtype=np.float64)
+    table = np.loadtxt(csv_path, delimiter=",", skiprows=1, dtype=np.float64)
     first_mass = column["mass_matrix[0][0]"]
     for row in (0, len(table) - 1):
         mass = table[row, first_mass:first_mass + n * n].reshape(n, n)
@@ -565,3 +566,24 @@ def test_nothing_to_write_is_a_usage_error(short_bag, capsys):
         replay_main([str(short_bag)])
     assert exit_.value.code == 2
     assert "give OUTPUT_BAG, --csv or --plot" in capsys.readouterr().err
+
+
+def test_csv_quotes_joint_names_with_commas_and_quotes(tmp_path):
+    """A URDF may name a joint 'j,1' or 'j"2': the header is quoted as CSV
+    quotes (it was joined with bare commas: a table of ragged rows)."""
+    urdf = puma_urdf()
+    first, second = load_urdf(urdf).joint_names[:2]
+    urdf = (urdf.replace(f'name="{first}"', 'name="j,1"')
+            .replace(f'name="{second}"', 'name="j&quot;2"'))
+    traj = Trajectory(urdf, 0.2, 100.0)
+    assert {"j,1", 'j"2'} <= set(traj.joints)
+    source, table = tmp_path / "input", tmp_path / "table.csv"
+    write_joint_state_bag(source, "sqlite3", traj)
+    assert replay(source, "--csv", table) == 0
+    with open(table, newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert {len(row) for row in rows} == {len(rows[0])} and len(rows) == len(traj.t) + 1
+    column = {name: i for i, name in enumerate(rows[0])}
+    values = np.array(rows[1:], dtype=float)
+    np.testing.assert_array_equal(values[:, column["q[j,1]"]], traj.q[:, traj.joints.index("j,1")])
+    np.testing.assert_array_equal(values[:, column['qd[j"2]']], traj.qd[:, traj.joints.index('j"2')])
