@@ -15,6 +15,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import gc
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import (
     FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult)
 from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.exceptions import ParameterException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -391,7 +393,14 @@ class DynamicsNode(Node):
 
 def main(args=None):
     init_without_signal_handlers(args)
-    node = DynamicsNode()
+    try:
+        node = DynamicsNode()
+    except ParameterException as error:
+        # a parameter given at start of the wrong type (2 for 2.0) or out of
+        # its range: rclpy's message names it; a traceback would hide it
+        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {error}")
+        rclpy.try_shutdown()
+        sys.exit(2)
     executor = EventsExecutor()
     executor.add_node(node)
     try:

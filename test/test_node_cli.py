@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import ros_harness as harness
 
 EXECUTABLE = Path(sys.executable).parent / "robot_dynamics_node"
@@ -120,3 +122,14 @@ def test_ctrl_c_in_a_terminal_ends_the_node_and_its_refinement_process(tmp_path)
     finally:
         peer.close()
         node.stop()
+
+
+@pytest.mark.parametrize("parameter", ["payload.mass:=2", "kc_refinement.memory_limit_mb:=0.5"],
+                         ids=["integer-for-a-double", "out-of-range"])
+def test_a_bad_start_parameter_ends_the_node_with_its_name_not_a_traceback(tmp_path, parameter):
+    harness.isolate_ros_environment()
+    node = harness.NodeProcess("-p", parameter, log_path=tmp_path / "node.log", params_file=False)
+    harness.Peer.wait_until(lambda: not node.alive(), 60.0, "the node to exit", period=0.2)
+    log = node.log()
+    assert node.stop() == 2, log
+    assert "cannot start" in log and parameter.split(":=")[0] in log and "Traceback" not in log, log
