@@ -49,6 +49,11 @@ class RequestRefused(ValueError):
         self.kind = kind
 
 
+def _names_no_payload(parameters: Mapping) -> bool:
+    """True for the payload parameters' defaults: no link and mass 0."""
+    return not parameters["payload.link"] and parameters["payload.mass"] == 0.0
+
+
 class ModelService:
     """The served snapshot (``live``), the run-time parameters and the builder thread.
 
@@ -123,7 +128,9 @@ class ModelService:
         with self._requests:  # one request at a time: each validates against the last
             merged = {**self.parameters, **changes}
             payload = None
-            if any(name in changes for name in PAYLOAD_PARAMETERS):
+            # link "" and mass 0, the defaults, name no payload: a fresh node's
+            # parameters set back change nothing (they were refused as no link)
+            if any(name in changes for name in PAYLOAD_PARAMETERS) and not _names_no_payload(merged):
                 payload = self._checked_payload(
                     "payload_parameters",
                     lambda: Payload.create(*(merged[name] for name in PAYLOAD_PARAMETERS)))
@@ -155,9 +162,9 @@ class ModelService:
 
     def _initial_payload(self) -> Optional[Payload]:
         """The payload of the parameters given at start, checked once a model exists."""
-        values = [self.parameters[name] for name in PAYLOAD_PARAMETERS]
-        if not values[0] and values[1] == 0.0:
+        if _names_no_payload(self.parameters):
             return None
+        values = [self.parameters[name] for name in PAYLOAD_PARAMETERS]
         try:
             return Payload.create(*values)
         except (ValueError, TypeError) as error:

@@ -126,6 +126,19 @@ def test_accepted_payload_is_served_and_mass_zero_removes_it(service):
     assert_serves(service.live)
 
 
+def test_the_default_payload_parameters_can_be_set_back(service):
+    """A fresh node's parameters (no link, mass 0), set back after a payload
+    was removed, are taken and change nothing (they were refused: no link '')."""
+    service.set_parameters(parameters(*PAYLOAD))
+    service.set_parameters({"payload.mass": 0.0})
+    wait_until(lambda: not service.update_pending)
+    served = service.live
+    service.set_parameters(DEFAULTS)
+    assert dict(service.parameters) == DEFAULTS and service.refused["payload_parameters"] == 0
+    assert service.live is served and not service.update_pending
+    assert_serves(service.live)
+
+
 def test_the_snapshot_is_swapped_only_when_complete(service):
     """While the builder prepares the new model, readers keep the old
     snapshot; then they get the new one in one assignment."""
