@@ -266,7 +266,7 @@ class StampGaps:
     MAX_STREAMS = 8
 
     def __init__(self):
-        self._streams = {}  # (count, first name, last name) -> [last stamp, intervals, count, period]
+        self._streams = {}  # (count, first name, last name) -> _Stream
 
     def missing(self, stamp, names=()) -> int:
         """Joint states lost between the previous stamp of the stream of
@@ -276,27 +276,32 @@ class StampGaps:
         if stream is None:
             if len(self._streams) >= self.MAX_STREAMS:
                 return 0
-            stream = self._streams[key] = [0, np.zeros(self.WINDOW), 0, 0.0]
-        now = stamp.sec * 1_000_000_000 + stamp.nanosec
-        last, stream[0] = stream[0], now
+            stream = self._streams[key] = _Stream(self.WINDOW)
+        return stream.missing(stamp.sec * 1_000_000_000 + stamp.nanosec, self.MAX_GAP_NS)
+
+
+class _Stream:
+    """One publisher's stamps, for ``StampGaps``."""
+
+    __slots__ = ("last", "intervals", "count", "period")
+
+    def __init__(self, window: int):
+        self.last = 0
+        self.intervals = np.zeros(window)
+        self.count = 0
+        self.period = 0.0
+
+    def missing(self, now: int, max_gap: int) -> int:
+        last, self.last = self.last, now
         interval = now - last
-        if last == 0 or interval <= 0 or interval > self.MAX_GAP_NS:
+        if last == 0 or interval <= 0 or interval > max_gap:
             return 0
-        intervals, count = stream[1], stream[2]
-        intervals[count % self.WINDOW] = interval
-        stream[2] = count = count + 1
-        if count % self.WINDOW == 0:
-            low = np.percentile(intervals, 10)
-            stream[3] = float(np.mean(intervals[intervals < 1.5 * low]))
-        period = stream[3]
-        if period and interval >= 1.5 * period:
-            return round(interval / period) - 1
-        return 0
-        self._intervals[self._count % self.WINDOW] = interval
-        self._count += 1
-        if self._count % self.WINDOW == 0:
-            low = np.percentile(self._intervals, 10)
-            self._period = float(np.mean(self._intervals[self._intervals < 1.5 * low]))
-        if self._period and interval >= 1.5 * self._period:
-            return round(interval / self._period) - 1
+        window = len(self.intervals)
+        self.intervals[self.count % window] = interval
+        self.count += 1
+        if self.count % window == 0:
+            low = np.percentile(self.intervals, 10)
+            self.period = float(np.mean(self.intervals[self.intervals < 1.5 * low]))
+        if self.period and interval >= 1.5 * self.period:
+            return round(interval / self.period) - 1
         return 0
