@@ -52,6 +52,7 @@ class BaseState(NamedTuple):
     stamp_ns: int
     position: np.ndarray  # (7,): position in the world, quaternion (x, y, z, w)
     velocity: np.ndarray  # (6,): linear, angular velocity in the root link's frame
+    frame_id: str = ""  # the world frame: the odometry's header.frame_id
 
 
 def stamp_ns(stamp) -> int:
@@ -190,7 +191,7 @@ def base_state_from_odometry(msg, frames: BaseFrames) -> BaseState:
         position, velocity = _to_root_link(frame, position, velocity)
     if frames.placement is not None:
         position = _from_placement(frames.placement, position)
-    return BaseState(stamp_ns(msg.header.stamp), position, velocity)
+    return BaseState(stamp_ns(msg.header.stamp), position, velocity, msg.header.frame_id)
 
 
 class BaseStatePairing:

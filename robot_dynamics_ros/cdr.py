@@ -1,29 +1,29 @@
 """Serialized (CDR) output messages, made from one template per stream.
 
-The node sends four messages per joint state and the replay writes millions;
-building each as an rclpy message object and converting it costs more than
-the dynamics of a 9-joint arm. The messages of one output stream differ only
-in their trailing float64 array (the data of a Float64MultiArray, the effort
-of ``~/gravity_torques``) and the header stamp, so each stream's message is
-serialized once with probe values by rosbags' ROS 2 Jazzy typestore (plain
-little-endian CDR, zero padding, as ``ros2 bag`` and Fast DDS read it), and
-every message after that is the template with its values and stamp copied in.
-Publishers take these bytes (``Publisher.publish(bytes)``), bag writers too.
+The node sends one DynamicsState per joint state and the replay writes
+millions; building each as an rclpy message object and converting it costs
+more than the dynamics of a 9-joint arm. The messages of one output stream
+(one model, one frame) differ only in their header stamp and the values of
+some float64 fields, whose sizes the model fixes, so every byte offset is
+fixed too: the stream's message is serialized once with probe values (by
+rclpy, as Fast DDS sends it), the probes are found in the bytes, and each
+message after that is the template's constant runs with the stamp and the
+values put between them. Publishers take these bytes
+(``Publisher.publish(bytes)``), bag writers too.
 """
 
-import array
 import struct
-from typing import Callable, Optional
+from typing import Callable, Sequence, Tuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from rosbags.typesys import Stores, get_typestore
+from rclpy.serialization import serialize_message
 
-TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
-# CDR encapsulation header of little-endian plain CDR, what rosbags and Fast DDS write.
+# CDR encapsulation header of little-endian plain CDR, what Fast DDS and rosbags write.
 CDR_LE = b"\x00\x01\x00\x00"
 # A header stamp no real message has, to find where the stamp lies in a CDR.
 PROBE_STAMP = (0x12345678, 0x2BCDEF01)
+_STAMP = struct.Struct("<iI")
 
 
 def ros_type(msg) -> str:
@@ -31,65 +31,82 @@ def ros_type(msg) -> str:
     return f"{type(msg).__module__.split('.')[0]}/msg/{type(msg).__name__}"
 
 
-def to_rosbags(msg):
-    """The rosbags message object equal to an rclpy message object, field by field."""
-    fields = {}
-    for name in msg.get_fields_and_field_types():
-        value = getattr(msg, name)
-        if hasattr(value, "get_fields_and_field_types"):
-            value = to_rosbags(value)
-        elif isinstance(value, array.array):
-            value = np.frombuffer(value, dtype=value.typecode).copy()
-        elif isinstance(value, list):
-            value = [to_rosbags(v) if hasattr(v, "get_fields_and_field_types") else v for v in value]
-        fields[name] = value
-    return TYPESTORE.types[ros_type(msg)](**fields)
+def probe_values(field: int, size: int) -> np.ndarray:
+    """Values no real message field holds, different for every ``field``: a
+    serialized probe then contains each field's bytes exactly once."""
+    return np.arange(size, dtype=np.float64) + (field + 1) * 2.0 ** 30 + 0.5
 
 
 class CdrTemplate:
-    """The CDR bytes of one stream's messages, from one serialized template.
+    """The CDR bytes of one stream's messages, from one serialized probe.
 
-    ``make(values, stamp)`` builds the rclpy message for one row of ``size``
-    float64 values (and a builtin_interfaces Time when ``stamped``). The
-    template is serialized by the typestore with probe values, and the
-    constructor checks that the values are the message's last ``8 * size``
-    bytes and the stamp its first field (bytes 4..12, the header's stamp), so
-    ``encode`` and ``encode_one`` give byte for byte what the typestore would.
+    ``make(values, stamp)`` builds the rclpy message for a tuple of float64
+    arrays, one per entry of ``sizes`` (their sizes, in the order the fields
+    appear in the message), and a builtin_interfaces Time when ``stamped``
+    (the header stamp, the message's first field). The constructor checks that
+    each array's bytes appear once, in that order, and the stamp at bytes
+    4..12, so ``encode_one`` and ``encode`` give the probe's bytes with the
+    values and stamp replaced: byte for byte what rclpy would serialize (up to
+    CDR padding, which Fast DDS leaves unset).
     """
 
-    def __init__(self, make: Callable, size: int, stamped: bool):
-        probe = np.arange(size, dtype=np.float64) + 0.5
-        msg = make(probe, Time(sec=PROBE_STAMP[0], nanosec=PROBE_STAMP[1]))
+    def __init__(self, make: Callable, sizes: Sequence[int], stamped: bool):
+        probes = tuple(probe_values(k, size) for k, size in enumerate(sizes))
+        msg = make(probes, Time(sec=PROBE_STAMP[0], nanosec=PROBE_STAMP[1]))
         self.msgtype = ros_type(msg)
-        cdr = bytes(TYPESTORE.serialize_cdr(to_rosbags(msg), self.msgtype))
-        tail = len(cdr) - 8 * size
-        if cdr[:4] != CDR_LE or cdr[tail:] != probe.astype("<f8").tobytes():
-            raise AssertionError(f"{self.msgtype}: values are not the trailing float64 block")
-        if stamped and cdr[4:12] != struct.pack("<iI", *PROBE_STAMP):
+        self.message_class = type(msg)
+        cdr = bytes(serialize_message(msg))
+        if cdr[:4] != CDR_LE:
+            raise AssertionError(f"{self.msgtype}: not little-endian plain CDR")
+        if stamped and cdr[4:12] != _STAMP.pack(*PROBE_STAMP):
             raise AssertionError(f"{self.msgtype}: the header stamp is not at bytes 4..12")
-        self.template = np.frombuffer(cdr, dtype=np.uint8)
-        self.tail = tail
+        # (start, stop) of each variable part: the stamp, then the fields
+        spans = [(4, 12)] if stamped else []
+        for values in probes:
+            data = values.astype("<f8").tobytes()
+            start = cdr.find(data)
+            if not data or start < 0 or cdr.find(data, start + 1) >= 0:
+                raise AssertionError(f"{self.msgtype}: a field of {values.size} values is not "
+                                     "found once in the probe")
+            spans.append((start, start + len(data)))
+        if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+            raise AssertionError(f"{self.msgtype}: fields are not in message order")
+        self.size = len(cdr)
         self.stamped = stamped
-        # what precedes the stamp, and what lies between the stamp (or the
-        # encapsulation header) and the values
-        self._head = cdr[:4]
-        self._middle = cdr[12 if stamped else 4:tail]
+        self.sizes = tuple(sizes)
+        self.spans: Tuple[Tuple[int, int], ...] = tuple(spans)
+        # the constant runs around the variable parts: len(spans) + 1 of them
+        edges = [0] + [i for span in spans for i in span] + [len(cdr)]
+        self._constant = tuple(cdr[edges[i]:edges[i + 1]] for i in range(0, len(edges), 2))
+        self.template = np.frombuffer(cdr, dtype=np.uint8)
 
-    def encode_one(self, values: np.ndarray, stamp: Optional[Time] = None) -> bytes:
-        """One message: ``size`` values (any shape, row-major), and a Time when stamped."""
-        data = np.ascontiguousarray(values, dtype="<f8").tobytes()
+    def encode_one(self, values: Sequence[np.ndarray], stamp: Time = None) -> bytes:
+        """One message: one array per field (any shape, row-major, float64), and
+        a Time when stamped."""
+        constant = self._constant
+        parts = [constant[0]]
+        k = 1
         if self.stamped:
-            return b"".join((self._head, struct.pack("<iI", stamp.sec, stamp.nanosec), self._middle, data))
-        return b"".join((self._head, self._middle, data))
+            parts += (_STAMP.pack(stamp.sec, stamp.nanosec), constant[1])
+            k = 2
+        for array in values:
+            parts += (array.tobytes() if array.dtype == np.float64 and array.flags.c_contiguous
+                      else np.ascontiguousarray(array, dtype=np.float64).tobytes(), constant[k])
+            k += 1
+        return b"".join(parts)
 
-    def encode(self, values: np.ndarray, stamps: Optional[np.ndarray] = None) -> np.ndarray:
-        """(N, bytes) array: row i is message i, for values (N, size) and stamps (N, 2)."""
-        count = len(values)
-        out = np.empty((count, self.template.size), dtype=np.uint8)
+    def encode(self, values: Sequence[np.ndarray], stamps: np.ndarray = None) -> np.ndarray:
+        """(N, bytes) array: row i is message i, for one (N, ...) array per
+        field and stamps (N, 2) [sec, nanosec] when stamped."""
+        count = len(values[0]) if values else len(stamps)
+        out = np.empty((count, self.size), dtype=np.uint8)
         out[:] = self.template
-        out[:, self.tail:] = np.ascontiguousarray(values, dtype="<f8").reshape(count, -1).view(np.uint8)
+        spans = self.spans
         if self.stamped:
             stamp = np.empty(count, dtype=[("sec", "<i4"), ("nanosec", "<u4")])
             stamp["sec"], stamp["nanosec"] = stamps[:, 0], stamps[:, 1]
             out[:, 4:12] = stamp.view(np.uint8).reshape(count, 8)
+            spans = spans[1:]
+        for (start, stop), array in zip(spans, values):
+            out[:, start:stop] = np.ascontiguousarray(array, dtype="<f8").reshape(count, -1).view(np.uint8)
         return out

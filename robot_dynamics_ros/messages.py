@@ -1,107 +1,18 @@
-"""Conversions between ROS messages and arrays, shared by the node and offline tools.
+"""The node's inputs as arrays, shared by the node and offline tools.
 
-Float64MultiArray outputs are row-major with every ``layout.dim`` labelled and
-sized (strides as the std_msgs/MultiArrayLayout comment defines them).
 JointState inputs are matched to the model's joints by name; a message that
 cannot be used raises JointStateRejected with a short ``kind`` (for counting)
-and a reason a person can act on.
+and a reason a person can act on. InertiaStamped payload requests become a
+``Payload``. (The outputs are ``outputs``.)
 """
 
 import array
 import reprlib
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
-from robot_dynamics_ros import dynamics
-from robot_dynamics_ros.cdr import CdrTemplate
-from robot_dynamics_ros.dynamics import BOUNDS_FIELDS
 from robot_dynamics_ros.model_source import Payload
-
-MATRIX_LABELS = ("row", "column")
-CHRISTOFFEL_LABELS = ("i", "j", "k")
-
-
-def multiarray_layout(shape: Sequence[int], labels: Sequence[str]) -> MultiArrayLayout:
-    """Row-major layout; ``labels[i]`` names axis i."""
-    if len(shape) != len(labels):
-        raise ValueError(f"{len(labels)} labels for an array of {len(shape)} dimensions")
-    strides = np.cumprod(list(shape)[::-1])[::-1]
-    return MultiArrayLayout(
-        dim=[
-            MultiArrayDimension(label=label, size=int(size), stride=int(stride))
-            for label, size, stride in zip(labels, shape, strides)
-        ],
-        data_offset=0,
-    )
-
-
-def to_multiarray(values: np.ndarray, layout: MultiArrayLayout) -> Float64MultiArray:
-    """A Float64MultiArray holding ``values`` (row-major) with a prebuilt layout."""
-    data = np.ascontiguousarray(values, dtype=np.float64)
-    return Float64MultiArray(layout=layout, data=array.array("d", data.tobytes()))
-
-
-def output_templates(joints: Sequence[str], base: Sequence[str] = ()) -> Dict[str, CdrTemplate]:
-    """A CdrTemplate per output topic of the node ("mass_matrix", ...), for
-    outputs in the order of ``base`` + ``joints``: the layouts of DESIGN.md,
-    the names and input stamp of ``~/gravity_torques``.
-
-    ``base``: the base coordinates of a floating-base model (``base_vx`` ...
-    ``base_wz``). Its outputs say which coordinate is which: each axis label
-    is followed by the names of v, ``row:base_vx,...,joint``, and
-    ``~/gravity_torques`` names every coordinate, the base's included (their
-    efforts are the force and moment on the root link, in its frame, that
-    hold the robot up against gravity). Fixed-base labels stay "row",
-    "column", "i", "j", "k".
-    """
-    joints = tuple(base) + tuple(joints)
-    n = len(joints)
-    names = ":" + ",".join(joints) if base else ""
-    matrix = multiarray_layout((n, n), [label + names for label in MATRIX_LABELS])
-    bounds = bounds_layout()
-    gamma = multiarray_layout((n, n, n), [label + names for label in CHRISTOFFEL_LABELS])
-    return {
-        "mass_matrix": CdrTemplate(lambda v, s: to_multiarray(v, matrix), n * n, stamped=False),
-        "coriolis_matrix": CdrTemplate(lambda v, s: to_multiarray(v, matrix), n * n, stamped=False),
-        "coriolis_bounds": CdrTemplate(lambda v, s: to_multiarray(v, bounds), len(BOUNDS_FIELDS),
-                                       stamped=False),
-        "christoffel_symbols": CdrTemplate(lambda v, s: to_multiarray(v, gamma), n ** 3, stamped=False),
-        "gravity_torques": CdrTemplate(lambda v, s: gravity_msg(s, joints, v), n, stamped=True),
-    }
-
-
-def from_multiarray(msg: Float64MultiArray) -> np.ndarray:
-    """The array a Float64MultiArray holds, shaped by its layout."""
-    shape = tuple(d.size for d in msg.layout.dim)
-    data = np.asarray(msg.data, dtype=np.float64)[msg.layout.data_offset:]
-    return data.reshape(shape) if shape else data
-
-
-def bounds_layout() -> MultiArrayLayout:
-    """Layout of ``~/coriolis_bounds``: one labelled dimension naming every field."""
-    n = len(BOUNDS_FIELDS)
-    return MultiArrayLayout(
-        dim=[MultiArrayDimension(label=",".join(BOUNDS_FIELDS), size=n, stride=n)],
-        data_offset=0,
-    )
-
-
-def compute_outputs(model, q: np.ndarray, qd: np.ndarray) -> dynamics.AllTerms:
-    """Every published quantity at (q, qd), one sample or a batch, in model
-    joint order, each under its topic's name (``getattr(outputs, topic)``):
-    the one computation the node and the offline replay share, so that they
-    agree bit for bit."""
-    return dynamics.all_terms(model, q, qd)
-
-
-def gravity_msg(stamp, joints: Sequence[str], torques: np.ndarray) -> JointState:
-    """``~/gravity_torques``: the input's stamp, joint names in output order, effort = g(q)."""
-    msg = JointState(name=list(joints), effort=array.array("d", np.asarray(torques, np.float64).tobytes()))
-    msg.header.stamp = stamp
-    return msg
 
 
 def payload_from_inertia(msg) -> Payload:

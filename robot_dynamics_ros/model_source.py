@@ -6,6 +6,7 @@ positive semidefinite with the triangle inequalities, link present) belongs to
 ``Model.with_payload``; this module only converts parameter-shaped input.
 """
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -129,6 +130,7 @@ class ServedModel:
     model: object
     joints: Tuple[str, ...]
     perm: Optional[np.ndarray]
+    description_sha256: str = ""  # of the description's text, hexadecimal
 
     @cached_property  # read per joint state
     def base(self) -> Tuple[str, ...]:
@@ -173,11 +175,36 @@ class ServedModel:
         payloads = replace_payload(self.payloads, payload.link, payload.mass, payload)
         return replace(self, model=model, payloads=MappingProxyType(payloads))
 
-    def reorder(self, array: np.ndarray) -> np.ndarray:
-        """Put every axis of a model-order array into the output joint order."""
+    def reorder(self, array: np.ndarray, batch: bool = False) -> np.ndarray:
+        """Put every axis over v of a model-order array into the output joint
+        order; ``batch``: the first axis counts samples and stays."""
         if self.perm is None:
             return array
-        return array[np.ix_(*([self.perm] * array.ndim))]
+        axes = [self.perm] * (array.ndim - batch)
+        if batch:
+            axes.insert(0, np.arange(len(array)))
+        return array[np.ix_(*axes)]
+
+    @cached_property
+    def _configuration_perm(self) -> Optional[np.ndarray]:
+        """``perm`` for q: the base's position and quaternion first, then the joints."""
+        if self.perm is None:
+            return None
+        extra = self.model.nq - self.model.nv
+        base = len(self.base)
+        return np.concatenate((np.arange(base + extra), self.perm[base:] + extra))
+
+    @cached_property
+    def position_names(self) -> Tuple[str, ...]:
+        """Names of q's coordinates in output order (a floating base's first)."""
+        names = self.model.configuration_names
+        perm = self._configuration_perm
+        return tuple(names) if perm is None else tuple(names[i] for i in perm)
+
+    def reorder_configuration(self, q: np.ndarray) -> np.ndarray:
+        """q (one sample or a batch (N, nq)) in output order."""
+        perm = self._configuration_perm
+        return q if perm is None else q[..., perm]
 
 
 def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...], Optional[np.ndarray]]:
@@ -214,13 +241,14 @@ def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...
     return joints, perm
 
 
-def serve(base, joints: Optional[Sequence[str]], payloads=()) -> ServedModel:
+def serve(base, joints: Optional[Sequence[str]], payloads=(), description_sha256: str = "") -> ServedModel:
     """Apply ``payloads`` to ``base`` and fix the output joint order.
 
     Raises DynamicsError for an invalid payload, ValueError for a bad ``joints``.
     """
     order, perm = output_order(base, joints)
-    served = ServedModel(payloads=MappingProxyType({}), model=base, joints=order, perm=perm)
+    served = ServedModel(payloads=MappingProxyType({}), model=base, joints=order, perm=perm,
+                         description_sha256=description_sha256)
     for payload in payloads:
         served = served.with_payload(payload)
     return served
@@ -241,4 +269,5 @@ def load_description(
     """
     check_description(text)
     model = dynamics.load_urdf(text, gravity=gravity, mimic=mimic, base=base)
-    return serve(model, joints, payloads)
+    digest = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return serve(model, joints, payloads, digest)

@@ -16,10 +16,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import gc
 import sys
+import threading
 import time
-from collections import Counter
-from dataclasses import dataclass
-from typing import Dict
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import rclpy
@@ -43,20 +43,18 @@ from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.kc_refinement import KcRefiner
 from robot_dynamics_ros.messages import (
-    JointStateMatcher,
-    JointStateRejected,
-    StampGaps,
-    compute_outputs,
-    output_templates,
-    payload_from_inertia,
-)
+    JointStateMatcher, JointStateRejected, StampGaps, payload_from_inertia)
 from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
 from robot_dynamics_ros.model_source import ServedModel, read_description_file
+from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
+from robot_dynamics_ros.node_status import ERROR, OK, WARN, NodeStatus, kc_source
+from robot_dynamics_ros.outputs import (
+    ARRAY_TOPICS, array_templates, compute_outputs, model_message, state_frame, state_template,
+    state_values)
 from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped
 
 NODE_NAME = "robot_dynamics"
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
-LATENCY_WINDOW = 4096  # compute-time samples kept between two diagnostics reports
 WAITING_LOG_PERIOD = 5.0  # s between "waiting for a robot model" lines
 COMPILING = " (a first run on a machine also compiles the numba kernels, ~30 s)"
 
@@ -67,6 +65,8 @@ DESCRIPTION_QOS = QoSProfile(
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
     history=HistoryPolicy.KEEP_LAST,
 )
+# ~/model the same way: a controller that starts late gets the current model.
+MODEL_QOS = DESCRIPTION_QOS
 # Best effort matches both reliable and best-effort joint state publishers. A
 # short queue keeps outputs fresh when the node falls behind: a deeper one
 # loses as many joint states under overload, and adds its depth to the latency.
@@ -75,15 +75,30 @@ DESCRIPTION_QOS = QoSProfile(
 JOINT_STATES_QOS = QoSProfile(
     depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
 )
+# Reliable, keep last 10: both reliable and best-effort subscribers match.
+OUTPUT_DEPTH = 10
+LEVELS = {OK: DiagnosticStatus.OK, WARN: DiagnosticStatus.WARN, ERROR: DiagnosticStatus.ERROR}
 
 
 @dataclass(frozen=True)
 class _Live:
-    """What the hot path needs, swapped as one reference."""
+    """What the hot path needs, swapped as one reference: everything it
+    publishes for one joint state comes from this one snapshot."""
 
     served: ServedModel
+    revision: int  # DynamicsModel.revision of ``served``
     matcher: JointStateMatcher
-    templates: Dict[str, CdrTemplate]  # output topic name -> serialized-message template
+    gravity: CdrTemplate  # ~/gravity_torques
+    arrays: Optional[Dict[str, CdrTemplate]]  # the array topics (publish_arrays), else None
+    # ~/state templates by (frame_id, publish_christoffel), made on first use
+    states: Dict[Tuple[str, bool], CdrTemplate] = field(default_factory=dict)
+
+    def state_template(self, frame_id: str, christoffel: bool) -> CdrTemplate:
+        template = self.states.get((frame_id, christoffel))
+        if template is None:
+            template = self.states[frame_id, christoffel] = state_template(
+                self.served, self.revision, frame_id, christoffel)
+        return template
 
 
 def _descriptor(description: str, type_: int, read_only: bool = False, **extra) -> ParameterDescriptor:
@@ -94,20 +109,20 @@ class DynamicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self._declare_parameters()
-        self._processed = 0
-        self._dropped = Counter()
+        self._status = NodeStatus()
         self._stamp_gaps = StampGaps()
-        self._problems_reported = 0
-        self._last_error = ""
-        self._latency_ns = np.zeros(LATENCY_WINDOW)
-        self._latency_count = 0
-        self._latency_reported = 0
+        self._revision = 0  # of the last model prepared (builder thread)
+        self._model_published = None  # (revision, K_c interval, source) last sent on ~/model
+        self._model_lock = threading.Lock()  # the builder and the executor both publish it
+        self._gc_frozen = False
 
-        self._pub_mass = self.create_publisher(Float64MultiArray, "~/mass_matrix", 10)
-        self._pub_coriolis = self.create_publisher(Float64MultiArray, "~/coriolis_matrix", 10)
-        self._pub_bounds = self.create_publisher(Float64MultiArray, "~/coriolis_bounds", 10)
-        self._pub_christoffel = self.create_publisher(Float64MultiArray, "~/christoffel_symbols", 10)
-        self._pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
+        self._pub_state = self.create_publisher(DynamicsState, "~/state", OUTPUT_DEPTH)
+        self._pub_model = self.create_publisher(DynamicsModel, "~/model", MODEL_QOS)
+        self._pub_gravity = self.create_publisher(JointState, "~/gravity_torques", OUTPUT_DEPTH)
+        self._publish_arrays = self.get_parameter("publish_arrays").value
+        self._pub_arrays = {
+            topic: self.create_publisher(Float64MultiArray, f"~/{topic}", OUTPUT_DEPTH)
+            for topic in ARRAY_TOPICS} if self._publish_arrays else {}
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
         self._refiner = KcRefiner(
@@ -115,10 +130,13 @@ class DynamicsNode(Node):
             memory_limit_mb=self.get_parameter("kc_refinement.memory_limit_mb").value,
             niceness=BUILDER_NICENESS)
         base = self.get_parameter("base").value
+        joints = self.get_parameter("joints").value
+        if joints is not None and not (isinstance(joints, list) and all(isinstance(j, str) for j in joints)):
+            raise ParameterException(f"joints must be a list of joint names, got {joints!r}", ["joints"])
         self._service = ModelService(
             parameters={name: self.get_parameter(name).value for name in RUNTIME_PARAMETERS},
             gravity=self.get_parameter("gravity").value, mimic=self.get_parameter("mimic").value,
-            base=base, joints=self.get_parameter_or("joints").value, prepare=self._prepare,
+            base=base, joints=joints, prepare=self._prepare,
             report=self._report_error, installed=self._install, niceness=BUILDER_NICENESS)
         text = self.get_parameter("robot_description").value
         path = self.get_parameter("urdf_file").value
@@ -157,12 +175,13 @@ class DynamicsNode(Node):
             self._waiting_timer.cancel()
             return
         # after a refused description "building it" alone would mislead
-        last = f"; last error: {self._last_error}" if self._last_error else ""
+        last_error = self._status.last_error
+        last = f"; last error: {last_error}" if last_error and "no_model" not in last_error else ""
         self.get_logger().info(f"waiting for a robot model: {self._waiting_for}{last}; "
                                f"joint states on {self._joint_states_topic}")
 
     def _declare_parameters(self):
-        string, strings = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+        string = ParameterType.PARAMETER_STRING
         double, doubles = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
         self.declare_parameter("robot_description", "", _descriptor(
             "URDF text; when set it takes precedence over urdf_file and the robot_description topic",
@@ -170,15 +189,22 @@ class DynamicsNode(Node):
         self.declare_parameter("urdf_file", "", _descriptor(
             "Path of a URDF file; when set (and robot_description is not) the topic is not used",
             string, read_only=True))
-        # Declared by type: an empty list default would make rclpy guess a byte array.
-        self.declare_parameter("joints", Parameter.Type.STRING_ARRAY, _descriptor(
-            "Output joint order, a permutation of the actuated joints; unset: model order",
-            strings, read_only=True))
+        # A value of None, not a type: rclpy answers no GetParameters request
+        # that names a parameter declared by type alone (ros2 param dump came
+        # back empty), and an empty list would be typed a byte array.
+        self.declare_parameter("joints", None, ParameterDescriptor(
+            description="Output joint order, a permutation of the actuated joints (a list of "
+            "strings); unset: model order", read_only=True, dynamic_typing=True))
         self.declare_parameter("gravity", [0.0, 0.0, -9.81], _descriptor(
             "Gravity vector in the URDF root frame, m/s^2", doubles, read_only=True))
         self.declare_parameter("publish_christoffel", False, _descriptor(
-            "Also publish ~/christoffel_symbols (n^3 values per joint state)",
+            "Fill DynamicsState.christoffel_symbols on ~/state (nv^3 values per joint state)",
             ParameterType.PARAMETER_BOOL))
+        self.declare_parameter("publish_arrays", False, _descriptor(
+            "Also publish the std_msgs/Float64MultiArray topics ~/mass_matrix, "
+            "~/coriolis_matrix, ~/coriolis_bounds (and ~/christoffel_symbols with "
+            "publish_christoffel), for tools that plot arrays; ~/state has all of it, stamped",
+            ParameterType.PARAMETER_BOOL, read_only=True))
         self.declare_parameter("mimic", "independent", _descriptor(
             "Mimic joints: independent (own coordinate) or reduce (follow their master)",
             string, read_only=True, additional_constraints="one of: independent, reduce"))
@@ -212,28 +238,60 @@ class DynamicsNode(Node):
         self._waiting_for = f"building it from the last message on robot_description{COMPILING}"
         self._service.request_description("topic robot_description", lambda: msg.data)
 
-    def _prepare(self, served: ServedModel, old) -> _Live:
-        """The hot path's snapshot of ``served``, its outputs computed once (builder thread)."""
+    def _prepare(self, served: ServedModel, old: Optional[_Live]) -> _Live:
+        """The hot path's snapshot of ``served``, its outputs computed once
+        (builder thread); its DynamicsModel is published before any
+        DynamicsState of its revision can be."""
         self._refiner.refinement(served.model)  # the first K_c bound, with the node's memory limit
         compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv))
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
         same_outputs = old is not None and old.served.coordinates == served.coordinates
-        return _Live(
-            served=served,
+        templates = old.arrays if same_outputs and old.arrays is not None else array_templates(
+            served.joints, served.base)
+        self._revision += 1
+        live = _Live(
+            served=served, revision=self._revision,
             matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
-            templates=old.templates if same_outputs else output_templates(served.joints, served.base),
+            gravity=old.gravity if same_outputs else templates["gravity_torques"],
+            arrays=templates if self._publish_arrays else None,
         )
+        self._publish_model(live)
+        return live
 
     def _install(self, live: _Live):
         """After the service swapped ``live`` in (builder thread)."""
-        # A full collection walks every object the libraries and models made
-        # (20 ms here), long enough for the joint_states queue to overflow;
-        # what exists now lives as long as the model, so collections skip it.
-        gc.freeze()
+        if not self._gc_frozen:
+            # A full collection walks every object the libraries made (20 ms
+            # here), long enough for the joint_states queue to overflow: once
+            # the first model is served, what exists lives as long as the
+            # process, so collections skip it from then on. Only once: a
+            # freeze after every swap also froze the replaced models, whose
+            # reference cycles then were never collected (55 kB per swap).
+            gc.collect()
+            gc.freeze()
+            self._gc_frozen = True
         self._refiner.follow(live.served.model)
         payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in live.served.payloads.values())
         self.get_logger().info(
-            f"serving {live.served.model.name!r} with payloads: {payloads or 'none'}")
+            f"serving {live.served.model.name!r} (model revision {live.revision}) with payloads: "
+            f"{payloads or 'none'}")
+
+    def _publish_model(self, live: _Live):
+        """``~/model`` for ``live``, when its revision or K_c interval changed."""
+        model = live.served.model
+        interval = self._refiner.refinement(model).interval
+        source = kc_source(self._refiner.status(model))
+        key = (live.revision, interval.lower, interval.upper, source)
+        with self._model_lock:
+            # never an older revision after a newer one: transient local
+            # keeps the last message for late subscribers
+            if self._model_published is not None and key[0] < self._model_published[0] \
+                    or key == self._model_published:
+                return
+            self._model_published = key
+            self._pub_model.publish(model_message(
+                live.served, live.revision, (interval.lower, interval.upper), source,
+                stamp=self.get_clock().now().to_msg()))
 
     def _on_set_parameters(self, params) -> SetParametersResult:
         """All of a request or none of it: the service validates, then applies."""
@@ -256,24 +314,26 @@ class DynamicsNode(Node):
         try:
             self._base_states.add(msg, live.served.base_frames)
         except BaseStateRejected as error:  # counted by the pairing
-            self._last_error = f"dropped odometry ({error.kind}): {error}"
-            self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)
+            self._status.error(f"dropped odometry ({error.kind}): {error}")
+            self.get_logger().warning(self._status.last_error, throttle_duration_sec=5.0)
 
     def _report_error(self, text: str):
-        self._last_error = text
+        self._status.error(text)
         self.get_logger().warning(text)
 
     # Hot path (executor thread)
 
     def _on_joint_state(self, msg: JointState):
         start = time.perf_counter_ns()
-        lost = self._stamp_gaps.missing(msg.header.stamp, msg.name)
+        stamp = msg.header.stamp
+        lost = self._stamp_gaps.missing(stamp, msg.name)
         if lost:
             self._drop("stamp_gap", f"{lost} joint states missing before stamp "
-                       f"{msg.header.stamp.sec}.{msg.header.stamp.nanosec:09d} (queue overflow?)", lost)
+                       f"{stamp.sec}.{stamp.nanosec:09d} (queue overflow?)", lost)
         live = self._service.live
         if live is None:
-            self._drop("no_model", "no robot model loaded yet")
+            # the start-up: the waiting line says what the node waits for
+            self._status.drop("no_model", "no robot model loaded yet")
             return
         try:
             q, qd = live.matcher.match(msg, check_finite=False)
@@ -281,16 +341,17 @@ class DynamicsNode(Node):
             self._drop(error.kind, str(error))
             return
         served = live.served
+        frame = ""
         if served.base:
             try:
-                base = self._base_states.pair(stamp_ns(msg.header.stamp), served.root_link)
+                base = self._base_states.pair(stamp_ns(stamp), served.root_link)
             except BaseStateRejected as error:
                 self._drop(error.kind, str(error))
                 return
             q, qd = full_state(base.position, base.velocity, q, qd)
-        model = served.model
+            frame = base.frame_id
         try:
-            values = compute_outputs(model, q, qd)
+            terms = compute_outputs(served.model, q, qd)
         # ArithmeticError: a numerics bug on some input must not stop the node.
         except StateError as error:  # NaN or inf in q or qd, named by the kernels
             self._drop("non_finite", str(error))
@@ -300,24 +361,20 @@ class DynamicsNode(Node):
             return
         # Serialized from templates: rclpy's conversion of message objects
         # would cost more than the dynamics.
-        templates = live.templates
-        out_mass = templates["mass_matrix"].encode_one(served.reorder(values.mass_matrix))
-        out_coriolis = templates["coriolis_matrix"].encode_one(served.reorder(values.coriolis_matrix))
-        out_bounds = templates["coriolis_bounds"].encode_one(values.coriolis_bounds)
-        out_gravity = templates["gravity_torques"].encode_one(
-            served.reorder(values.gravity_torques), msg.header.stamp)
-        out_christoffel = (
-            templates["christoffel_symbols"].encode_one(served.reorder(values.christoffel_symbols))
-            if self._service.parameters["publish_christoffel"] else None)
-        self._latency_ns[self._latency_count % LATENCY_WINDOW] = time.perf_counter_ns() - start
-        self._latency_count += 1
-        self._processed += 1
-        self._pub_mass.publish(out_mass)
-        self._pub_coriolis.publish(out_coriolis)
-        self._pub_bounds.publish(out_bounds)
-        if out_christoffel is not None:
-            self._pub_christoffel.publish(out_christoffel)
+        christoffel = self._service.parameters["publish_christoffel"]
+        out_state = live.state_template(state_frame(served, frame), christoffel).encode_one(
+            state_values(served, q, qd, terms, christoffel), stamp)
+        out_gravity = live.gravity.encode_one((served.reorder(terms.gravity_torques),), stamp)
+        out_arrays = None
+        if live.arrays is not None:
+            out_arrays = [(topic, live.arrays[topic].encode_one((served.reorder(getattr(terms, topic)),)))
+                          for topic in ARRAY_TOPICS if christoffel or topic != "christoffel_symbols"]
+        self._status.computed(time.perf_counter_ns() - start)
+        self._pub_state.publish(out_state)
         self._pub_gravity.publish(out_gravity)
+        if out_arrays is not None:
+            for topic, out in out_arrays:
+                self._pub_arrays[topic].publish(out)
 
     def _on_lost(self, info):
         """DDS saw joint states that never reached the queue (sequence gaps)."""
@@ -325,62 +382,26 @@ class DynamicsNode(Node):
                    info.total_count_change)
 
     def _drop(self, kind: str, reason: str, count: int = 1):
-        self._dropped[kind] += count
-        self._last_error = f"dropped joint_states ({kind}): {reason}"
-        self.get_logger().warning(self._last_error, throttle_duration_sec=5.0)
+        self.get_logger().warning(self._status.drop(kind, reason, count), throttle_duration_sec=5.0)
 
-    # Diagnostics (executor thread, 1 Hz)
+    # Diagnostics and ~/model's K_c interval (executor thread, 1 Hz)
 
     def _publish_diagnostics(self):
         live = self._service.live
-        refused = self._service.refused
-        count = self._latency_count
-        window = min(count - self._latency_reported, LATENCY_WINDOW)
-        self._latency_reported = count
-        recent = np.roll(self._latency_ns, -(count % LATENCY_WINDOW))[LATENCY_WINDOW - window:]
-        dropped = sum(self._dropped.values())
-        odometry = self._base_states.counts() if self._base_states else {}
-        odometry_refused = sum(self._base_states.refused.values()) if self._base_states else 0
-        values = {
-            "model": live.served.model.name if live else "",
-            "dof": str(live.served.model.nv) if live else "0",
-            "joints": ",".join(live.served.joints) if live else "",
-            "base": (f"floating, root link {live.served.root_link}" if live.served.base
-                     else "fixed") if live else "",
-            "payloads": ";".join(
-                f"{p.link}:{p.mass:g}kg" for p in live.served.payloads.values()) if live else "",
-            "processed": str(self._processed),
-            "dropped": str(dropped),
-            **{f"dropped.{kind}": str(n) for kind, n in sorted(self._dropped.items())},
-            "update_pending": "yes" if self._service.update_pending else "no",
-            "payloads_refused": str(refused["payload_parameters"] + refused["payload_topic"]),
-            "descriptions_rejected": str(refused["description"]),
-            **{f"refused.{kind}": str(n) for kind, n in sorted(refused.items())},
-            **odometry,
-            **(self._refiner.status(live.served.model) if live else {}),
-            "compute_samples": str(window),
-            "compute_mean_us": f"{recent.mean() / 1e3:.1f}" if window else "",
-            "compute_p99_us": f"{np.percentile(recent, 99) / 1e3:.1f}" if window else "",
-            "last_error": self._last_error,
-        }
-        problems = dropped + sum(refused.values()) + odometry_refused
-        new_problems = problems - self._problems_reported
-        self._problems_reported = problems
-        if live is None:
-            level, message = DiagnosticStatus.ERROR, "no robot model loaded"
-        elif new_problems:
-            level = DiagnosticStatus.WARN
-            message = (f"serving {live.served.model.name}; {new_problems} inputs dropped or "
-                       "refused in the last second")
-        else:
-            level, message = DiagnosticStatus.OK, f"serving {live.served.model.name}"
+        served = live.served if live else None
+        kc = self._refiner.status(served.model) if live else None
+        if live is not None:
+            self._publish_model(live)  # the K_c interval may have tightened
+        base_states = self._base_states
+        report = self._status.report(
+            served, refused=self._service.refused, update_pending=self._service.update_pending,
+            odometry=base_states.counts() if base_states else None,
+            odometry_refused=sum(base_states.refused.values()) if base_states else 0,
+            kc=kc, revision=live.revision if live else 0)
         status = DiagnosticStatus(
-            level=level,
-            name=f"{self.get_name()}: dynamics",
-            message=message,
-            hardware_id=values["model"],
-            values=[KeyValue(key=k, value=v) for k, v in values.items()],
-        )
+            level=LEVELS[report.level], name=f"{self.get_name()}: dynamics", message=report.message,
+            hardware_id=report.values["model"],
+            values=[KeyValue(key=k, value=v) for k, v in report.values.items()])
         array_msg = DiagnosticArray(status=[status])
         array_msg.header.stamp = self.get_clock().now().to_msg()
         self._pub_diagnostics.publish(array_msg)

@@ -39,19 +39,16 @@ import numpy as np
 from robot_dynamics_ros import bag_io
 from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state
 from robot_dynamics_ros.dynamics import coriolis_constant_interval
-from robot_dynamics_ros.messages import (
-    BOUNDS_FIELDS,
-    JointStateMatcher,
-    JointStateRejected,
-    compute_outputs,
-    output_templates,
-)
+from rclpy.serialization import serialize_message
+
+from robot_dynamics_ros.dynamics import BOUNDS_FIELDS
+from robot_dynamics_ros.messages import JointStateMatcher, JointStateRejected
 from robot_dynamics_ros.model_source import Payload, ServedModel, load_description, read_description_file
+from robot_dynamics_ros.outputs import compute_outputs, model_message, state_frame, state_template, state_values
 
 PROG = "robot_dynamics_replay"
 # The node's "~/name" topics resolved for its default name in the root namespace.
 NODE_PREFIX = "/robot_dynamics/"
-FLOAT64_MULTIARRAY = "std_msgs/msg/Float64MultiArray"
 # Joint states per batch call: large enough that per-call overhead vanishes,
 # small enough that a chunk's outputs (Christoffel: n^3 doubles each) stay a
 # few tens of MB.
@@ -96,14 +93,9 @@ class _Termination:
 TERMINATION = _Termination()
 
 
-def output_topics(christoffel: bool) -> Dict[str, str]:
-    """Topic -> message type of the output bag, in the node's publishing order."""
-    topics = {NODE_PREFIX + name: FLOAT64_MULTIARRAY
-              for name in ("mass_matrix", "coriolis_matrix", "coriolis_bounds")}
-    if christoffel:
-        topics[NODE_PREFIX + "christoffel_symbols"] = FLOAT64_MULTIARRAY
-    topics[NODE_PREFIX + "gravity_torques"] = bag_io.JOINT_STATE
-    return topics
+def output_topics() -> Dict[str, str]:
+    """Topic -> message type of the output bag: the node's ``~/state`` and ``~/model``."""
+    return {NODE_PREFIX + "state": bag_io.DYNAMICS_STATE, NODE_PREFIX + "model": bag_io.DYNAMICS_MODEL}
 
 
 def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
@@ -112,10 +104,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         description=(
             "Run the joint states of a rosbag2 bag (sqlite3 or MCAP) through the dynamics "
             "offline and write a bag with what a default-launched robot_dynamics node "
-            "publishes for them: " + ", ".join(output_topics(True))
-            + " (the Christoffel topic only with --christoffel). /diagnostics is not "
-            "written: it reports live compute latency. Each output has its input's bag "
-            "time; gravity_torques also copies its header stamp."),
+            "publishes for them: " + ", ".join(output_topics())
+            + " (DynamicsState, one per joint state, and DynamicsModel, their definitions "
+            "stored in the bag). Each DynamicsState has its input's bag time and copies its "
+            "header stamp."),
     )
     parser.add_argument("input", type=Path, metavar="INPUT_BAG", help="bag directory or .db3/.mcap file")
     parser.add_argument("output", type=Path, metavar="OUTPUT_BAG", nargs="?",
@@ -140,7 +132,7 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         "before it and stamped within this many seconds of it, as the node's "
                         "base_state_timeout (default: %(default)s)")
     parser.add_argument("--christoffel", action="store_true",
-                        help="also write christoffel_symbols (node parameter publish_christoffel)")
+                        help="fill DynamicsState.christoffel_symbols (node parameter publish_christoffel)")
     parser.add_argument("--storage", choices=sorted(bag_io.STORAGES),
                         help="storage of the output bag (default: that of the input)")
     parser.add_argument("--plot", type=Path, metavar="PNG",
@@ -193,27 +185,40 @@ def load_model(reader, args, input_path: Path) -> ServedModel:
 
 
 class OutputStreams:
-    """The node's output topics on a rosbags Writer, each with its CDR template."""
+    """The node's ``~/state`` and ``~/model`` on a rosbags Writer: one
+    DynamicsState per joint state (the node's bytes, from its templates) and
+    the DynamicsModel, revision 1, before the first of them."""
 
-    def __init__(self, writer, served: ServedModel, christoffel: bool):
-        templates = output_templates(served.joints, served.base)
+    def __init__(self, writer, served: ServedModel, christoffel: bool, kc_interval, kc_source: str):
         self.writer = writer
-        self.streams = []
-        for topic, msgtype in output_topics(christoffel).items():
-            name = topic[len(NODE_PREFIX):]
-            template = templates[name]
-            assert template.msgtype == msgtype
-            connection = writer.add_connection(topic, msgtype, typestore=bag_io.TYPESTORE)
-            self.streams.append((name, connection, template))
+        self.served = served
+        self.christoffel = christoffel
+        (state_topic, state_type), (model_topic, model_type) = output_topics().items()
+        self.state = writer.add_connection(state_topic, state_type, typestore=bag_io.TYPESTORE)
+        self.model = writer.add_connection(model_topic, model_type, typestore=bag_io.TYPESTORE)
+        self._model_cdr = bytes(serialize_message(model_message(served, 1, kc_interval, kc_source)))
+        self._templates = {}  # frame_id -> the state template
 
-    def write(self, times: np.ndarray, stamps: np.ndarray, outputs):
-        """One message per topic and joint state, in the node's order, at the input times."""
-        encoded = [(connection, template.encode(getattr(outputs, name), stamps))
-                   for name, connection, template in self.streams]
+    def write(self, times: np.ndarray, stamps: np.ndarray, frames, q, qd, outputs):
+        """One DynamicsState per joint state, at the input times; ``frames``:
+        each one's odometry frame (floating base), or None."""
+        if self._model_cdr is not None:
+            self.writer.write(self.model, int(times[0]), self._model_cdr)
+            self._model_cdr = None
+        values = state_values(self.served, q, qd, outputs, self.christoffel, batch=True)
+        frames = np.array([state_frame(self.served)] * len(times) if frames is None else frames)
+        rows = [None] * len(times)
+        for frame in np.unique(frames):  # one, but for odometry that changes its frame
+            template = self._templates.get(frame)
+            if template is None:
+                template = self._templates[frame] = state_template(self.served, 1, str(frame),
+                                                                   self.christoffel)
+            take = np.flatnonzero(frames == frame)
+            for i, row in zip(take.tolist(), template.encode([v[take] for v in values], stamps[take])):
+                rows[i] = row
         write = self.writer.write
-        for i, t in enumerate(times.tolist()):
-            for connection, rows in encoded:
-                write(connection, t, rows[i].tobytes())
+        for t, row in zip(times.tolist(), rows):
+            write(self.state, t, row.tobytes())
 
 
 def match_chunk(matcher: JointStateMatcher, times, raws, dropped: Counter, reasons: dict, path: Path):
@@ -300,9 +305,11 @@ class BaseStates:
                 reasons.setdefault(f"odometry_{error.kind}", str(error))
 
     def pair(self, times, stamps, q, qd, dropped: Counter, reasons: dict):
-        """(times, stamps, q, v) of the joint states that have a base state, with it."""
+        """(times, stamps, odometry frames, q, v) of the joint states that have a
+        base state, with it."""
         usable = np.zeros(len(times), dtype=bool)
         position, velocity = np.zeros((len(times), 7)), np.zeros((len(times), 6))
+        frames = [""] * len(times)
         for i, (bag_time, (sec, nanosec)) in enumerate(zip(times.tolist(), stamps.tolist())):
             self._receive_until(bag_time, reasons)
             try:
@@ -312,8 +319,9 @@ class BaseStates:
                 reasons.setdefault(error.kind, str(error))
                 continue
             position[i], velocity[i], usable[i] = base.position, base.velocity, True
+            frames[i] = base.frame_id
         q, qd = full_state(position[usable], velocity[usable], q[usable], qd[usable])
-        return times[usable], stamps[usable], q, qd
+        return times[usable], stamps[usable], [f for f, u in zip(frames, usable) if u], q, qd
 
     def refused(self) -> dict:
         """Odometry messages refused, by reason, as the summary counts them."""
@@ -540,7 +548,7 @@ def replay(args) -> dict:
         kc = coriolis_constant_interval(served.model, time_budget=args.kc_time_budget)
         staged = StagedOutputs()
         try:
-            summary = run(reader, connections, served, base_states, args, staged)
+            summary = run(reader, connections, served, base_states, args, staged, kc)
             summary["kc_interval"] = (kc.lower, kc.upper, kc.finished)
             staged.commit()
         # sqlite3.Error: the sqlite3 storage reports a full disk as its own error.
@@ -553,12 +561,13 @@ def replay(args) -> dict:
     return summary
 
 
-def run(reader, connections, served: ServedModel, base_states, args, staged: StagedOutputs) -> dict:
+def run(reader, connections, served: ServedModel, base_states, args, staged: StagedOutputs, kc) -> dict:
     storage = args.storage or bag_io.storage_of(args.input)
     writer = bag_io.open_writer(staged.bag(args.output), storage) if args.output else None
     csv_handle = open(staged.file(args.csv), "w") if args.csv else None
     try:
-        streams = OutputStreams(writer, served, args.christoffel) if writer else None
+        streams = OutputStreams(writer, served, args.christoffel, (kc.lower, kc.upper),
+                                "refined" if args.kc_time_budget > 0 else "first_bound") if writer else None
         table = CsvTable(csv_handle, served) if csv_handle else None
         series = PlotSeries() if args.plot else None
         matcher = JointStateMatcher(served.model.joint_names)
@@ -571,7 +580,7 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
         def finish(chunk):
             """Write a chunk whose outputs were computed on the side thread."""
             nonlocal processed
-            outputs, times, stamps, q, qd = chunk
+            outputs, times, stamps, frames, q, qd = chunk
             try:
                 outputs = outputs.result()
             # The node drops such a joint state; offline, a numerics
@@ -581,7 +590,7 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
                     f"the dynamics failed on the joint states at bag times {times[0]} to "
                     f"{times[-1]} ns: {type(error).__name__}: {error}") from error
             if streams:
-                streams.write(times, stamps, outputs)
+                streams.write(times, stamps, frames, q, qd, outputs)
             if table:
                 table.write(times, stamps, q, qd, outputs)
             if series:
@@ -596,10 +605,12 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
                 for times, raws in bag_io.read_chunks(reader, connections, CHUNK, args.input):
                     read += len(raws)
                     times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
+                    frames = None
                     if base_states:
-                        times, stamps, q, qd = base_states.pair(times, stamps, q, qd, dropped, reasons)
+                        times, stamps, frames, q, qd = base_states.pair(
+                            times, stamps, q, qd, dropped, reasons)
                     chunk = (ahead.submit(compute_outputs, served.model, q, qd),
-                             times, stamps, q, qd) if len(times) else None
+                             times, stamps, frames, q, qd) if len(times) else None
                     if pending:
                         finish(pending)
                     pending = chunk
@@ -628,7 +639,7 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
         series.save(staged.file(args.plot), args.plot_format, served.coordinates,
                     f"{served.model.name}, {args.input.name}")
     return {"read": read, "processed": processed, "dropped": dict(dropped), "reasons": reasons,
-            "seconds": elapsed, "storage": storage, "topics": output_topics(args.christoffel)}
+            "seconds": elapsed, "storage": storage, "topics": output_topics()}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

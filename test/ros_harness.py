@@ -36,11 +36,17 @@ REPO = Path(__file__).absolute().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from robot_dynamics_ros.messages import BOUNDS_FIELDS, from_multiarray  # noqa: E402
+from robot_dynamics_ros.dynamics import BOUNDS_FIELDS  # noqa: E402
+from robot_dynamics_ros.msg import DynamicsModel, DynamicsState  # noqa: E402
+from robot_dynamics_ros.outputs import ARRAY_TOPICS, from_multiarray  # noqa: E402
 from robots import rel_err  # noqa: E402
 
 NODE = "robot_dynamics"
-MATRIX_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "christoffel_symbols")
+# The node's outputs by topic, as the peer subscribes them
+OUTPUT_TYPES = {"state": DynamicsState, "model": DynamicsModel, "gravity_torques": JointState,
+                **{topic: Float64MultiArray for topic in ARRAY_TOPICS}}
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 DOMAIN_LOCK_DIR = Path("/tmp/robot_dynamics_ros_domains")
 _held_domain_locks = []  # open lock files: the locks last as long as this process
 
@@ -134,7 +140,7 @@ class Peer:
     """The test side: publishes inputs, records every output, calls the parameter services."""
 
     def __init__(self, name: str = "test_peer", target: str = NODE,
-                 outputs=MATRIX_TOPICS + ("gravity_torques",), namespace: str = "",
+                 outputs=("state", "model", "gravity_torques"), namespace: str = "",
                  also_record=None):
         """``outputs``: the node's topics to record (fewer costs less under load).
 
@@ -155,16 +161,14 @@ class Peer:
         target = f"{namespace.rstrip('/')}/{target}"
         self._lock = threading.Lock()
         self.received = defaultdict(list)  # topic -> [(monotonic receive time, msg)]
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.description_pub = self.node.create_publisher(String, "robot_description", latched)
+        self.description_pub = self.node.create_publisher(String, "robot_description", LATCHED)
         self.joint_pub = self.node.create_publisher(JointState, "joint_states", 100)
         self.payload_pub = self.node.create_publisher(InertiaStamped, f"{target}/payload", 10)
         self.odom_pub = self.node.create_publisher(Odometry, "odom", 100)
         self.subscriptions = {
             topic: self.node.create_subscription(
-                JointState if topic == "gravity_torques" else Float64MultiArray,
-                f"{target}/{topic}", self._recorder(topic), 1000)
+                OUTPUT_TYPES[topic], f"{target}/{topic}", self._recorder(topic),
+                LATCHED if topic == "model" else 1000)
             for topic in outputs
         }
         self.subscriptions["diagnostics"] = self.node.create_subscription(
@@ -282,28 +286,18 @@ class Peer:
         return stamp(self._stamp + 1)
 
     def compute(self, names, q, qd=(), timeout: float = 10.0, christoffel: bool = False) -> dict:
-        """Publish one joint state and return the node's outputs for it.
-
-        Outputs are found by the gravity_torques stamp (the only output with a
-        header) and by arriving as the first new message of each topic: calls
-        are sequential, so nothing else is in flight.
-        """
-        topics = ["mass_matrix", "coriolis_matrix", "coriolis_bounds", "gravity_torques"]
-        if christoffel:
-            topics.append("christoffel_symbols")
-        before = {t: self.count(t) for t in topics}
+        """Publish one joint state and return the node's DynamicsState for it
+        (found by its stamp, which the node copies) as ``state_arrays`` gives it;
+        ``christoffel``: the node must have published the Christoffel symbols."""
         sent = self.next_stamp()
+        start = self.count("state")
         self.joint_pub.publish(joint_state(names, q, qd, stamp_=sent))
-        self.wait_until(lambda: all(self.count(t) > before[t] for t in topics),
-                        timeout, "the node's outputs for one joint state")
-        out = {t: self.messages(t, before[t])[0] for t in topics}
-        gravity = out.pop("gravity_torques")
-        assert (gravity.header.stamp.sec, gravity.header.stamp.nanosec) == (sent.sec, sent.nanosec)
-        result = {t: from_multiarray(m) for t, m in out.items()}
-        result["joints"] = list(gravity.name)
-        result["gravity_torques"] = np.array(gravity.effort)
-        result["layouts"] = {t: m.layout for t, m in out.items()}
-        return result
+        state = self.wait_until(lambda: next((m for m in self.messages("state", start)
+                                              if m.header.stamp == sent), None),
+                                timeout, "the node's DynamicsState for one joint state")
+        out = state_arrays(state)
+        assert not christoffel or "christoffel_symbols" in out, "no Christoffel symbols published"
+        return out
 
     def set_parameters(self, parameters, atomically: bool = False, timeout: float = 10.0):
         """SetParameters (or SetParametersAtomically) results for rclpy Parameters."""
@@ -319,6 +313,23 @@ class Peer:
         future = self.parameters.get_parameters(names)
         self.wait_until(future.done, timeout, "a parameter service response")
         return [rclpy.parameter.parameter_value_to_python(v) for v in future.result().values]
+
+
+def state_arrays(state: DynamicsState) -> dict:
+    """A DynamicsState's values as arrays: ``mass_matrix``, ``coriolis_matrix``
+    (nv x nv), ``gravity_torques``, ``coriolis_bounds`` (the vector of
+    BOUNDS_FIELDS), ``christoffel_symbols`` (nv^3, when published),
+    ``position``, ``velocity``, ``joints`` (the names of v) and ``state``."""
+    n = len(state.names)
+    out = {"state": state, "joints": list(state.names), "position": np.array(state.position),
+           "velocity": np.array(state.velocity),
+           "mass_matrix": np.array(state.mass_matrix).reshape(n, n),
+           "coriolis_matrix": np.array(state.coriolis_matrix).reshape(n, n),
+           "gravity_torques": np.array(state.gravity),
+           "coriolis_bounds": np.array([getattr(state, name) for name in BOUNDS_FIELDS])}
+    if len(state.christoffel_symbols):
+        out["christoffel_symbols"] = np.array(state.christoffel_symbols).reshape(n, n, n)
+    return out
 
 
 def expected_outputs(oracle, q, qd) -> dict:
