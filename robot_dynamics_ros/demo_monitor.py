@@ -15,10 +15,9 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from robot_dynamics_ros.messages import BOUNDS_FIELDS
+from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
 from robot_dynamics_ros.node import NODE_NAME
 
 SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
@@ -71,7 +70,8 @@ INTRODUCTION = """\
   out/s    outputs received since the line before; latency: median joint state -> output
   {units}
   ||C||    ||C(q, qd)||_2 under its bounds k_c(q) ||qd|| and K_c ||qd||
-  payload  what the node serves (a line is printed when the node reports it)
+  payload  the payload of the model these numbers come from (DynamicsState.model_revision
+           names it in ~/model; a line is printed when the node reports, once a second)
 {swap} the demo sets, on /{node}, through its parameter service
 (SetParametersAtomically, as `ros2 param set` uses SetParameters):
   {payload}
@@ -88,12 +88,13 @@ class Monitor(Node):
         self._swap_at = None
         self._outputs = 0
         self._latencies = []
-        self._mass = self._gravity = self._bounds = None
+        self._state = None  # the last DynamicsState
+        self._payloads = {}  # model revision -> its payloads, as ~/model says
         self._diagnostics = None  # the node's last diagnostics values
         self._parameters = AsyncParameterClient(self, NODE_NAME)
-        self.create_subscription(Float64MultiArray, f"{NODE_NAME}/mass_matrix", self._on_mass, 100)
-        self.create_subscription(JointState, f"{NODE_NAME}/gravity_torques", self._on_gravity, 100)
-        self.create_subscription(Float64MultiArray, f"{NODE_NAME}/coriolis_bounds", self._on_bounds, 100)
+        self.create_subscription(DynamicsState, f"{NODE_NAME}/state", self._on_state, 100)
+        self.create_subscription(DynamicsModel, f"{NODE_NAME}/model", self._on_model, QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
         self.create_timer(1.0, self._tick)
         swap = ("Midway through the run" if duration else
@@ -114,18 +115,15 @@ class Monitor(Node):
     def _elapsed(self) -> float:
         return time.monotonic() - self._start
 
-    def _on_mass(self, msg):
+    def _on_state(self, msg: DynamicsState):
         self._outputs += 1
-        n = int(round(len(msg.data) ** 0.5))
-        self._mass = np.asarray(msg.data).reshape(n, n)
-
-    def _on_gravity(self, msg):
-        self._gravity = np.asarray(msg.effort)
+        self._state = msg
         # The output carries its joint state's stamp: now - stamp is the latency.
         self._latencies.append(time.time() - (msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec))
 
-    def _on_bounds(self, msg):
-        self._bounds = dict(zip(BOUNDS_FIELDS, msg.data))
+    def _on_model(self, msg: DynamicsModel):
+        self._payloads[msg.revision] = ";".join(
+            f"{p.header.frame_id}:{p.inertia.m:g}kg" for p in msg.payloads) or "none"
 
     def _on_diagnostics(self, msg):
         """Print a line per report of the node (1 Hz): its payloads are then current, and the
@@ -138,7 +136,7 @@ class Monitor(Node):
 
     def _tick(self):
         t = self._elapsed()
-        if self._bounds is None or self._mass is None or self._gravity is None:
+        if self._state is None:
             print(f"{t:5.1f}  waiting for {self._waiting_for()}", flush=True)
         elif self._swap_at is None:
             print(self._header(), flush=True)
@@ -162,15 +160,17 @@ class Monitor(Node):
                 f"{'||C||':>6} <= {'k_c|qd|':>7} <= {'K_c|qd|':>7}  payload")
 
     def _print_outputs(self, t: float):
-        m, g, b = self._mass, self._gravity, self._bounds
-        qd_norm = b["coriolis_bound"] / b["kc_config"] if b["kc_config"] > 0 else 0.0
+        state = self._state
+        n = len(state.names)
+        m, g = np.asarray(state.mass_matrix).reshape(n, n), state.gravity
+        qd_norm = float(np.linalg.norm(state.velocity))
         latency = f"{1e3 * np.median(self._latencies):.2f}ms" if self._latencies else "-"
-        payload = (self._diagnostics or {}).get("payloads", "") or "none"
+        payload = self._payloads.get(state.model_revision, "?")
         matrix = " ".join(f"{m[i, i]:7.3f}" for i in self._robot.matrix_entries)
         gravity = " ".join(f"{g[i]:7.2f}" for i in self._robot.gravity_entries)
         print(f"{t:5.1f} {self._outputs:6d} {latency:>8} {matrix} {gravity}   "
-              f"{b['coriolis_norm']:6.3f} <= {b['coriolis_bound']:7.3f} <= "
-              f"{b['kc_global'] * qd_norm:7.3f}  {payload}", flush=True)
+              f"{state.coriolis_norm:6.3f} <= {state.coriolis_bound:7.3f} <= "
+              f"{state.kc_global * qd_norm:7.3f}  {payload}", flush=True)
         self._outputs = 0
         self._latencies = []
 

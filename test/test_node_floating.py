@@ -69,9 +69,11 @@ class Solo:
 def solo(tmp_path_factory):
     harness.isolate_ros_environment()
     path = robots.example_robot_urdf("solo12")
-    peer = harness.Peer()
+    # the array topics too: their labels name the base coordinates
+    peer = harness.Peer(outputs=("state", "model", "gravity_torques", "mass_matrix", "christoffel_symbols"))
     node = harness.NodeProcess("-p", f"urdf_file:={path}", "-p", "base:=floating",
                                "-p", f"base_state_timeout:={TIMEOUT}", "-p", "publish_christoffel:=true",
+                               "-p", "publish_arrays:=true",
                                log_path=tmp_path_factory.mktemp("node") / "node.log")
     try:
         peer.wait_for_model("solo", STARTUP_TIMEOUT, node)
@@ -93,12 +95,12 @@ def test_joint_state_without_any_odometry_is_dropped(solo):
     before = peer.diagnostics()
     assert before["base"] == f"floating, root link {ROOT}"
     assert before["dof"] == str(6 + len(solo.joints))
-    outputs = peer.count("mass_matrix")
+    outputs = peer.count("state")
     q, qd = solo.joint_state()
     peer.joint_pub.publish(harness.joint_state(solo.joints, q, qd, stamp_=peer.next_stamp()))
     after = dropped_after(solo, before, "no_base_state")
     assert "no usable odometry" in after["last_error"]
-    assert peer.count("mass_matrix") == outputs
+    assert peer.count("state") == outputs
 
 
 def upcoming_stamp_plus(peer, offset_ns: int):
@@ -135,13 +137,24 @@ def test_outputs_equal_the_librarys(solo):
                     "coriolis_bounds"):
             np.testing.assert_allclose(out[key], getattr(want, key), rtol=1e-12, atol=1e-12,
                                        err_msg=key)
-        assert out["joints"] == names, "gravity_torques names every coordinate of v"
+        assert out["joints"] == names, "DynamicsState names every coordinate of v"
+        state = out["state"]
+        assert state.header.frame_id == "odom", "a floating base's state is in the odometry's frame"
+        np.testing.assert_array_equal(out["position"], np.concatenate([position, q]))
+        np.testing.assert_array_equal(out["velocity"], np.concatenate([velocity, qd]))
+    # publish_arrays: the arrays of the last joint state (calls are sequential)
+    # hold the same values, labelled with the coordinates
     n = len(names)
     labels = ",".join(names)
-    assert [(d.label, d.size, d.stride) for d in out["layouts"]["mass_matrix"].dim] == [
+    peer = solo.peer
+    peer.wait_until(lambda: peer.count("mass_matrix") >= 4 and peer.count("christoffel_symbols") >= 4,
+                    10.0, "the array topics")
+    mass, gamma = peer.messages("mass_matrix")[-1], peer.messages("christoffel_symbols")[-1]
+    assert [(d.label, d.size, d.stride) for d in mass.layout.dim] == [
         (f"row:{labels}", n, n * n), (f"column:{labels}", n, n)]
-    assert [d.label for d in out["layouts"]["christoffel_symbols"].dim] == [
-        f"{axis}:{labels}" for axis in "ijk"]
+    assert [d.label for d in gamma.layout.dim] == [f"{axis}:{labels}" for axis in "ijk"]
+    np.testing.assert_array_equal(harness.from_multiarray(mass), out["mass_matrix"])
+    np.testing.assert_array_equal(harness.from_multiarray(gamma), out["christoffel_symbols"])
     # The base block of M is the composite inertia of the whole robot: its mass on the diagonal.
     mass = sum(float(m.get("value")) for m in ET.parse(solo.path).getroot().iter("mass"))
     np.testing.assert_allclose(np.diag(out["mass_matrix"])[:3], mass, rtol=1e-12)
@@ -163,7 +176,7 @@ def test_bad_odometry_is_refused_and_its_joint_state_dropped(solo):
     before, from the test before): it is dropped as stale, never computed
     from the bad one."""
     peer = solo.peer
-    outputs = peer.count("mass_matrix")
+    outputs = peer.count("state")
     for kind, corrupt in BAD_ODOMETRY:
         before = peer.diagnostics()
         position, velocity, child = corrupt(*solo.base_state())
@@ -181,7 +194,7 @@ def test_bad_odometry_is_refused_and_its_joint_state_dropped(solo):
         q, qd = solo.joint_state()
         compute_floating(solo, position, velocity, q, qd)
         outputs += 1
-    assert peer.count("mass_matrix") == outputs, "a joint state without a base state was published"
+    assert peer.count("state") == outputs, "a joint state without a base state was published"
     assert solo.node.alive()
 
 
@@ -192,22 +205,22 @@ def test_odometry_beyond_the_timeout_is_not_paired(solo, offset_s):
     test before is 1 s older) and is dropped as stale."""
     peer = solo.peer
     before = peer.diagnostics()
-    outputs = peer.count("mass_matrix")
+    outputs = peer.count("state")
     solo.send_odometry(odometry(upcoming_stamp_plus(peer, round(offset_s * 1e9)), *solo.base_state()))
     q, qd = solo.joint_state()
     peer.joint_pub.publish(harness.joint_state(solo.joints, q, qd, stamp_=peer.next_stamp()))
     after = dropped_after(solo, before, "stale_base_state")
     assert "base_state_timeout 0.1 s" in after["last_error"]
-    assert peer.count("mass_matrix") == outputs
+    assert peer.count("state") == outputs
 
 
 def test_joint_state_older_than_every_odometry_is_dropped(solo):
     """Stamped 0.5 s, before every odometry received (from 1 s on): another clock."""
     peer = solo.peer
     before = peer.diagnostics()
-    outputs = peer.count("mass_matrix")
+    outputs = peer.count("state")
     q, qd = solo.joint_state()
     peer.joint_pub.publish(harness.joint_state(solo.joints, q, qd, stamp_=harness.stamp(0, 500_000_000)))
     after = dropped_after(solo, before, "future_base_state")
     assert "same clock" in after["last_error"]
-    assert peer.count("mass_matrix") == outputs
+    assert peer.count("state") == outputs
