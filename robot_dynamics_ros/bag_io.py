@@ -1,8 +1,8 @@
 """rosbag2 bags (sqlite3 or MCAP) through ``rosbags``: reading joint states, writing outputs.
 
 Bags are opened and written with rosbags' ROS 2 Jazzy typestore, with this
-package's DynamicsState and DynamicsModel registered from their ``.msg`` text,
-so they hold the real message definitions and type hashes and ``ros2 bag``,
+package's DynamicsState and DynamicsModel registered from their ``.msg`` text
+(``cdr.TYPESTORE``), so they hold the real message definitions and type hashes and ``ros2 bag``,
 Foxglove and PlotJuggler read them. The outputs are written as the bytes the
 node publishes (``outputs``, ``cdr.CdrTemplate``).
 
@@ -17,7 +17,6 @@ typestore.
 
 import dataclasses
 import struct
-from importlib.resources import files
 from collections import defaultdict
 from itertools import islice
 from pathlib import Path
@@ -25,34 +24,16 @@ from typing import Iterator, List, NamedTuple, Tuple
 
 import numpy as np
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from robot_dynamics_ros.cdr import PROBE_STAMP
+from robot_dynamics_ros.cdr import OWN_MESSAGES, PROBE_STAMP, TYPESTORE
 
-DYNAMICS_STATE = "robot_dynamics_ros/msg/DynamicsState"
-DYNAMICS_MODEL = "robot_dynamics_ros/msg/DynamicsModel"
+DYNAMICS_STATE, DYNAMICS_MODEL = OWN_MESSAGES
 JOINT_STATE = "sensor_msgs/msg/JointState"
 ODOMETRY = "nav_msgs/msg/Odometry"
 STRING = "std_msgs/msg/String"
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 # rosbag2 format version written by ROS 2 Jazzy's own recorder, so Jazzy reads our bags.
 BAG_VERSION = 8
-
-
-def message_definition(msgtype: str) -> str:
-    """The ``.msg`` text of one of this package's messages, as installed beside
-    the generated classes."""
-    return (files("robot_dynamics_ros.msg") / f"{msgtype.rsplit('/', 1)[1]}.msg").read_text()
-
-
-def _typestore():
-    store = get_typestore(Stores.ROS2_JAZZY)
-    for msgtype in (DYNAMICS_STATE, DYNAMICS_MODEL):
-        store.register(get_types_from_msg(message_definition(msgtype), msgtype))
-    return store
-
-
-TYPESTORE = _typestore()
 
 
 class BagError(Exception):

@@ -5,30 +5,75 @@ millions; building each as an rclpy message object and converting it costs
 more than the dynamics of a 9-joint arm. The messages of one output stream
 (one model, one frame) differ only in their header stamp and the values of
 some float64 fields, whose sizes the model fixes, so every byte offset is
-fixed too: the stream's message is serialized once with probe values (by
-rclpy, as Fast DDS sends it), the probes are found in the bytes, and each
-message after that is the template's constant runs with the stamp and the
-values put between them. Publishers take these bytes
-(``Publisher.publish(bytes)``), bag writers too.
+fixed too: the stream's message is serialized once with probe values, the
+probes are found in the bytes, and each message after that is the
+template's constant runs with the stamp and the values put between them.
+Publishers take these bytes (``Publisher.publish(bytes)``), bag writers too.
+
+Templates are serialized by rosbags' ROS 2 Jazzy typestore, with this
+package's messages registered from their ``.msg`` text: plain little-endian
+CDR with zero padding, which Fast DDS (rclpy), ``ros2 bag`` and rosbags all
+read. Fast-CDR's own output (``rclpy.serialization``) is not used: it aligns
+an empty float64 sequence to 8 bytes, and rosbags refuses such a message
+(an empty ``christoffel_symbols`` ends every DynamicsState by default).
 """
 
+import array
 import struct
+from importlib.resources import files
 from typing import Callable, Sequence, Tuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from rclpy.serialization import serialize_message
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-# CDR encapsulation header of little-endian plain CDR, what Fast DDS and rosbags write.
+# CDR encapsulation header of little-endian plain CDR, what rosbags and Fast DDS write.
 CDR_LE = b"\x00\x01\x00\x00"
 # A header stamp no real message has, to find where the stamp lies in a CDR.
 PROBE_STAMP = (0x12345678, 0x2BCDEF01)
 _STAMP = struct.Struct("<iI")
+OWN_MESSAGES = ("robot_dynamics_ros/msg/DynamicsState", "robot_dynamics_ros/msg/DynamicsModel")
+
+
+def message_definition(msgtype: str) -> str:
+    """The ``.msg`` text of one of this package's messages, installed beside
+    the generated classes."""
+    return (files("robot_dynamics_ros.msg") / f"{msgtype.rsplit('/', 1)[1]}.msg").read_text()
+
+
+def _typestore():
+    store = get_typestore(Stores.ROS2_JAZZY)
+    for msgtype in OWN_MESSAGES:
+        store.register(get_types_from_msg(message_definition(msgtype), msgtype))
+    return store
+
+
+TYPESTORE = _typestore()
 
 
 def ros_type(msg) -> str:
     """``pkg/msg/Name`` of an rclpy message object."""
     return f"{type(msg).__module__.split('.')[0]}/msg/{type(msg).__name__}"
+
+
+def to_rosbags(msg):
+    """The rosbags message object equal to an rclpy message object, field by field."""
+    fields = {}
+    for name in msg.get_fields_and_field_types():
+        value = getattr(msg, name)
+        if hasattr(value, "get_fields_and_field_types"):
+            value = to_rosbags(value)
+        elif isinstance(value, (array.array, np.ndarray)):  # numeric sequences and fixed arrays
+            value = np.array(value)
+        elif isinstance(value, list):
+            value = [to_rosbags(v) if hasattr(v, "get_fields_and_field_types") else v for v in value]
+        fields[name] = value
+    return TYPESTORE.types[ros_type(msg)](**fields)
+
+
+def serialize(msg) -> bytes:
+    """Plain CDR of an rclpy message object, as rosbags writes it."""
+    return bytes(TYPESTORE.serialize_cdr(to_rosbags(msg), ros_type(msg)))
 
 
 def probe_values(field: int, size: int) -> np.ndarray:
@@ -46,16 +91,14 @@ class CdrTemplate:
     (the header stamp, the message's first field). The constructor checks that
     each array's bytes appear once, in that order, and the stamp at bytes
     4..12, so ``encode_one`` and ``encode`` give the probe's bytes with the
-    values and stamp replaced: byte for byte what rclpy would serialize (up to
-    CDR padding, which Fast DDS leaves unset).
+    values and stamp replaced: byte for byte what ``serialize`` gives.
     """
 
     def __init__(self, make: Callable, sizes: Sequence[int], stamped: bool):
         probes = tuple(probe_values(k, size) for k, size in enumerate(sizes))
         msg = make(probes, Time(sec=PROBE_STAMP[0], nanosec=PROBE_STAMP[1]))
         self.msgtype = ros_type(msg)
-        self.message_class = type(msg)
-        cdr = bytes(serialize_message(msg))
+        cdr = serialize(msg)
         if cdr[:4] != CDR_LE:
             raise AssertionError(f"{self.msgtype}: not little-endian plain CDR")
         if stamped and cdr[4:12] != _STAMP.pack(*PROBE_STAMP):

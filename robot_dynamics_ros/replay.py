@@ -38,9 +38,8 @@ import numpy as np
 
 from robot_dynamics_ros import bag_io
 from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state
+from robot_dynamics_ros.cdr import serialize
 from robot_dynamics_ros.dynamics import coriolis_constant_interval
-from rclpy.serialization import serialize_message
-
 from robot_dynamics_ros.dynamics import BOUNDS_FIELDS
 from robot_dynamics_ros.messages import JointStateMatcher, JointStateRejected
 from robot_dynamics_ros.model_source import Payload, ServedModel, load_description, read_description_file
@@ -196,7 +195,7 @@ class OutputStreams:
         (state_topic, state_type), (model_topic, model_type) = output_topics().items()
         self.state = writer.add_connection(state_topic, state_type, typestore=bag_io.TYPESTORE)
         self.model = writer.add_connection(model_topic, model_type, typestore=bag_io.TYPESTORE)
-        self._model_cdr = bytes(serialize_message(model_message(served, 1, kc_interval, kc_source)))
+        self._model_cdr = serialize(model_message(served, 1, kc_interval, kc_source))
         self._templates = {}  # frame_id -> the state template
 
     def write(self, times: np.ndarray, stamps: np.ndarray, frames, q, qd, outputs):

@@ -145,6 +145,14 @@ def urdf_text(urdf: str) -> str:
         return f.read()
 
 
+def urdf_root_link(urdf: str) -> str:
+    """The link of a URDF that is no joint's child."""
+    root = ET.fromstring(urdf_text(urdf).encode("utf-8"))
+    children = {j.find("child").get("link") for j in root.iter("joint")}
+    (link,) = [link.get("name") for link in root.findall("link") if link.get("name") not in children]
+    return link
+
+
 def urdf_joints(urdf: str) -> dict[str, dict]:
     """Joint name -> ``{"type", "lower", "upper", "mimic"}`` read from the XML.
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 import robots
 import ros_harness as harness
@@ -31,10 +31,8 @@ TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 PREFIX = "/robot_dynamics/"
 BASE_TOPICS = {
-    PREFIX + "mass_matrix": "std_msgs/msg/Float64MultiArray",
-    PREFIX + "coriolis_matrix": "std_msgs/msg/Float64MultiArray",
-    PREFIX + "coriolis_bounds": "std_msgs/msg/Float64MultiArray",
-    PREFIX + "gravity_torques": "sensor_msgs/msg/JointState",
+    PREFIX + "state": "robot_dynamics_ros/msg/DynamicsState",
+    PREFIX + "model": "robot_dynamics_ros/msg/DynamicsModel",
 }
 BOUNDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max",
           "kc_global_lower")
@@ -54,6 +52,7 @@ class Trajectory:
 
     def __init__(self, urdf: str, duration: float, rate: float, seed: int = 0):
         self.urdf = robots.urdf_text(urdf)
+        self.root_link = robots.urdf_root_link(self.urdf)
         self.pin_model = robots.load_pinocchio(self.urdf)
         self.joints = robots.pinocchio_joint_names(self.pin_model)
         self.oracle = robots.PinocchioOracle(self.pin_model, self.joints)
@@ -105,35 +104,51 @@ def write_joint_state_bag(path: Path, storage: str, traj: Trajectory, descriptio
             writer.write(conn, int(traj.bag_ns[i]), TYPESTORE.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
 
 
-def read_bag(path: Path) -> dict:
-    """topic -> (msgtype, bag times (k,), raw CDR list), in bag order."""
-    out = {}
+class Bag(dict):
+    """topic -> (msgtype, bag times, raw CDRs), and ``definitions``: msgtype ->
+    the message definition stored in the bag."""
+
+    definitions: dict
+
+
+def read_bag(path: Path) -> Bag:
+    out = Bag()
+    out.definitions = {}
     with Reader(path) as reader:
         for conn in reader.connections:
             out.setdefault(conn.topic, (conn.msgtype, [], []))
+            out.definitions[conn.msgtype] = conn.msgdef.data
         for conn, t, raw in reader.messages():
             out[conn.topic][1].append(t)
             out[conn.topic][2].append(raw)
-    return {topic: (msgtype, np.array(times, dtype=np.int64), raws)
-            for topic, (msgtype, times, raws) in out.items()}
+    for topic, (msgtype, times, raws) in out.items():
+        out[topic] = (msgtype, np.array(times, dtype=np.int64), raws)
+    return out
 
 
-def decode_outputs(bag: dict) -> dict:
-    """Every output message decoded by the typestore: arrays, layouts, names, stamps."""
-    out = {}
-    for topic, (msgtype, times, raws) in bag.items():
-        msgs = [TYPESTORE.deserialize_cdr(raw, msgtype) for raw in raws]
-        name = topic.rsplit("/", 1)[-1]
-        if msgtype == "sensor_msgs/msg/JointState":
-            out[name] = np.array([m.effort for m in msgs])
-            out["joints"] = {tuple(m.name) for m in msgs}
-            out["stamps"] = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in msgs])
-            out["empty_fields"] = {(len(m.position), len(m.velocity), m.header.frame_id) for m in msgs}
-        else:
-            out[name] = np.array([m.data for m in msgs])
-            out[name + "_layouts"] = {
-                (tuple((d.label, d.size, d.stride) for d in m.layout.dim), m.layout.data_offset) for m in msgs}
-        out[name + "_times"] = times
+def decode_outputs(bag: Bag) -> dict:
+    """Every output message decoded with nothing but the definitions stored in
+    the bag (a fresh typestore, as another tool reading it has): the
+    DynamicsState fields as arrays, one row per message (``coriolis_bounds``
+    in BOUNDS order), their names, stamps and frames, and the DynamicsModels."""
+    store = get_typestore(Stores.EMPTY)
+    for msgtype, definition in bag.definitions.items():
+        store.register(get_types_from_msg(definition, msgtype))
+    msgtype, times, raws = bag[PREFIX + "state"]
+    states = [store.deserialize_cdr(raw, msgtype) for raw in raws]
+    out = {name: np.array([getattr(m, name) for m in states])
+           for name in ("position", "velocity", "mass_matrix", "coriolis_matrix")}
+    out["gravity_torques"] = np.array([m.gravity for m in states])
+    out["coriolis_bounds"] = np.array([[getattr(m, name) for name in BOUNDS] for m in states])
+    if len(states[0].christoffel_symbols):
+        out["christoffel_symbols"] = np.array([m.christoffel_symbols for m in states])
+    out["joints"] = {tuple(m.names) for m in states}
+    out["frames"] = {m.header.frame_id for m in states}
+    out["revisions"] = {m.model_revision for m in states}
+    out["stamps"] = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in states])
+    out["state_times"] = times
+    msgtype, out["model_times"], raws = bag[PREFIX + "model"]
+    out["models"] = [store.deserialize_cdr(raw, msgtype) for raw in raws]
     return out
 
 
@@ -213,17 +228,19 @@ def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
     assert (target / "metadata.yaml").is_file()
     assert list(target.glob("*.db3" if storage == "sqlite3" else "*.mcap"))
     assert {topic: msgtype for topic, (msgtype, _, _) in bag.items()} == BASE_TOPICS
-    # Every message: counts, bag times, header stamps, joint order, layouts.
-    for topic in BASE_TOPICS:
-        name = topic.rsplit("/", 1)[-1]
-        assert len(out[name + "_times"]) == count, topic
-        np.testing.assert_array_equal(out[name + "_times"], traj.bag_ns)
+    # Every DynamicsState: bag time and header stamp of its input, the joint
+    # order, the model and frame, the q and qd it was computed from; one
+    # DynamicsModel before the first.
+    assert len(out["state_times"]) == count
+    np.testing.assert_array_equal(out["state_times"], traj.bag_ns)
     np.testing.assert_array_equal(out["stamps"], traj.stamp_ns)
     assert out["joints"] == {tuple(traj.joints)}
-    assert out["empty_fields"] == {(0, 0, "")}
-    matrix = ((("row", n, n * n), ("column", n, n)), 0)
-    assert out["mass_matrix_layouts"] == {matrix} and out["coriolis_matrix_layouts"] == {matrix}
-    assert out["coriolis_bounds_layouts"] == {(((",".join(BOUNDS), 7, 7),), 0)}
+    assert out["revisions"] == {1} and out["frames"] == {traj.root_link}
+    np.testing.assert_array_equal(out["position"], traj.q)
+    np.testing.assert_array_equal(out["velocity"], traj.qd)
+    (model,) = out["models"]
+    assert out["model_times"][0] == traj.bag_ns[0]
+    assert (model.revision, model.nv, list(model.names), model.payloads) == (1, n, traj.joints, [])
     # M, C and g of every message against Pinocchio's crba, computeCoriolisMatrix
     # and computeGeneralizedGravity (relative to each message's own scale).
     oracle, worst_every = traj.oracle, 0.0
@@ -284,13 +301,16 @@ def test_christoffel_and_payload_equal_pinocchio(short_panda, options_replay):
     target, _, _ = options_replay
     assert list(target.glob("*.db3")), "--storage sqlite3 was asked for"
     bag = read_bag(target)
-    assert {t: m for t, (m, _, _) in bag.items()} == {
-        **BASE_TOPICS, PREFIX + "christoffel_symbols": "std_msgs/msg/Float64MultiArray"}
+    assert {t: m for t, (m, _, _) in bag.items()} == BASE_TOPICS
     out = decode_outputs(bag)
     n = len(short_panda.joints)
-    assert out["christoffel_symbols_layouts"] == {
-        ((("i", n, n ** 3), ("j", n, n * n), ("k", n, n)), 0)}
     link, mass, com, six = HAND_PAYLOAD
+    # the model names the payload every state was computed with
+    (payload,) = out["models"][0].payloads
+    assert (payload.header.frame_id, payload.inertia.m) == (link, mass)
+    assert (payload.inertia.com.x, payload.inertia.com.y, payload.inertia.com.z) == com
+    assert (payload.inertia.ixx, payload.inertia.ixy, payload.inertia.ixz, payload.inertia.iyy,
+            payload.inertia.iyz, payload.inertia.izz) == six
     oracle = robots.PinocchioOracle(
         robots.add_payload_pinocchio(short_panda.pin_model, link, mass, com, robots.inertia3(six)),
         short_panda.joints)
@@ -372,7 +392,7 @@ def test_help_names_the_output_topics():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    for topic in [*BASE_TOPICS, PREFIX + "christoffel_symbols"]:
+    for topic in BASE_TOPICS:
         assert topic in text
 
 
@@ -418,7 +438,7 @@ def test_irregular_joint_states_follow_the_node_rules(short_panda, tmp_path, cap
         assert f"dropped 1 ({kind})" in err, err
     kept = np.setdiff1d(np.arange(len(traj.t)), [10, 60, 80])
     out = decode_outputs(read_bag(target))
-    np.testing.assert_array_equal(out["mass_matrix_times"], traj.bag_ns[kept])
+    np.testing.assert_array_equal(out["state_times"], traj.bag_ns[kept])
     np.testing.assert_array_equal(out["stamps"], traj.stamp_ns[kept])
     qd = traj.qd.copy()
     qd[50] = 0.0
