@@ -37,8 +37,9 @@ LIVE_DURATION, LIVE_RATE = 5.0, 100.0
 RELIABLE_JOINT_STATES = ("-p", "qos_overrides./joint_states.subscription.reliability:=reliable",
                          "-p", "qos_overrides./joint_states.subscription.depth:=1000")
 TOLERANCE = 1e-12
-# Topics every node has, which the replay does not reproduce.
-NOT_REPLAYED = {"/diagnostics", "/rosout", "/parameter_events"}
+# Topics every node has, which the replay does not reproduce, and
+# ~/gravity_torques, whose values DynamicsState.gravity carries.
+NOT_REPLAYED = {"/diagnostics", "/rosout", "/parameter_events", PREFIX + "gravity_torques"}
 
 
 def bag_messages(path: Path, topic: str):
@@ -75,10 +76,6 @@ def play_bag(peer: harness.Peer, path: Path, topic: str = "/joint_states") -> in
     return len(outgoing)
 
 
-def layout_key(layout):
-    return (tuple((d.label, d.size, d.stride) for d in layout.dim), layout.data_offset)
-
-
 @pytest.fixture(scope="module")
 def live_run(tmp_path_factory):
     """(trajectory, bag path, the node's published topics, what it published for the bag)."""
@@ -104,22 +101,19 @@ def live_run(tmp_path_factory):
         # The node's writers may match this process's readers after its reader
         # matched our writer: one round trip before the bag proves both.
         peer.compute(traj.joints, traj.q[0])
-        topics = [t.rsplit("/", 1)[-1] for t in BASE_TOPICS]
-        start = {t: peer.count(t) for t in [*topics, "christoffel_symbols"]}
+        start = peer.count("state")
         sent = play_bag(peer, bag)
         try:
-            peer.wait_until(lambda: all(peer.count(t) - start[t] >= sent for t in topics), 60.0,
-                            f"the node's outputs for all {sent} joint states")
+            peer.wait_until(lambda: peer.count("state") - start >= sent, 60.0,
+                            f"the node's DynamicsState for all {sent} joint states")
         except AssertionError as error:
             answered = {m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
-                        for m in peer.messages("gravity_torques", start["gravity_torques"])}
+                        for m in peer.messages("state", start)}
             missing = [k for k, ns in enumerate(traj.stamp_ns) if ns not in answered]
-            counts = {t: peer.count(t) - start[t] for t in topics}
-            raise AssertionError(f"{error}; received {counts}, no output for bag messages {missing}\n"
-                                 f"{node.log()[-2000:]}") from None
+            raise AssertionError(f"{error}; received {peer.count('state') - start}, no output for "
+                                 f"bag messages {missing}\n{node.log()[-2000:]}") from None
         time.sleep(0.5)  # anything beyond one output per input would arrive by now
-        received = {t: peer.messages(t, start[t]) for t in start}
-        yield traj, bag, published, received
+        yield traj, bag, published, peer.messages("state", start)
     finally:
         if node is not None:
             node.stop()
@@ -129,34 +123,29 @@ def live_run(tmp_path_factory):
 def test_live_outputs_equal_offline_replay(live_run, tmp_path):
     traj, bag, published, received = live_run
     count = len(traj.t)
-    # The replay's topics are the node's: with --christoffel every topic it
-    # publishes, and by default exactly those that a default node sends messages on.
+    # The replay's topics are the node's.
     assert {t: types for t, types in published.items() if t not in NOT_REPLAYED} == {
-        **{t: [m] for t, m in BASE_TOPICS.items()},
-        PREFIX + "christoffel_symbols": ["std_msgs/msg/Float64MultiArray"]}
-    assert {t: len(m) for t, m in received.items()} == {
-        **{t.rsplit("/", 1)[-1]: count for t in BASE_TOPICS}, "christoffel_symbols": 0}
+        t: [m] for t, m in BASE_TOPICS.items()}
+    assert len(received) == count
 
     assert replay(bag, tmp_path / "offline") == 0
     offline = decode_outputs(read_bag(tmp_path / "offline"))
-    live_gravity = received["gravity_torques"]
-    np.testing.assert_array_equal(
-        [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in live_gravity], offline["stamps"])
+    live = {"stamps": np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in received])}
+    np.testing.assert_array_equal(live["stamps"], offline["stamps"])
     np.testing.assert_array_equal(offline["stamps"], traj.stamp_ns)
-    assert {tuple(m.name) for m in live_gravity} == offline["joints"]
+    assert {tuple(m.names) for m in received} == offline["joints"]
+    assert {m.header.frame_id for m in received} == offline["frames"]
     worst = {}
-    for name in ("mass_matrix", "coriolis_matrix", "coriolis_bounds"):
-        assert {layout_key(m.layout) for m in received[name]} == offline[name + "_layouts"]
-        live = np.array([np.asarray(m.data) for m in received[name]])
-        if name == "coriolis_bounds":
-            # K_c's interval is refined in the background live and before the
-            # first message offline: two intervals that both hold K_c overlap.
-            kc = [BOUNDS_FIELDS.index("kc_global"), BOUNDS_FIELDS.index("kc_global_lower")]
-            assert np.all(live[:, kc[1]] <= offline[name][:, kc[0]])
-            assert np.all(offline[name][:, kc[1]] <= live[:, kc[0]])
-            live, offline[name] = (np.delete(x, kc, axis=1) for x in (live, offline[name]))
-        worst[name] = robots.rel_err(live, offline[name])
-    worst["gravity_torques"] = robots.rel_err(
-        np.array([np.asarray(m.effort) for m in live_gravity]), offline["gravity_torques"])
+    for name in ("position", "velocity", "mass_matrix", "coriolis_matrix", "gravity"):
+        live_values = np.array([np.asarray(getattr(m, name)) for m in received])
+        worst[name] = robots.rel_err(live_values, offline["gravity_torques" if name == "gravity" else name])
+    bounds = np.array([[getattr(m, field) for field in BOUNDS_FIELDS] for m in received])
+    # K_c's interval is refined in the background live and before the first
+    # message offline: two intervals that both hold K_c overlap.
+    kc = [BOUNDS_FIELDS.index("kc_global"), BOUNDS_FIELDS.index("kc_global_lower")]
+    assert np.all(bounds[:, kc[1]] <= offline["coriolis_bounds"][:, kc[0]])
+    assert np.all(offline["coriolis_bounds"][:, kc[1]] <= bounds[:, kc[0]])
+    worst["bounds"] = robots.rel_err(np.delete(bounds, kc, axis=1),
+                                     np.delete(offline["coriolis_bounds"], kc, axis=1))
     print(f"live vs offline over {count} joint states, max relative difference: {worst}")
     assert max(worst.values()) <= TOLERANCE, worst
