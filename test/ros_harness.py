@@ -47,6 +47,9 @@ OUTPUT_TYPES = {"state": DynamicsState, "model": DynamicsModel, "gravity_torques
                 **{topic: Float64MultiArray for topic in ARRAY_TOPICS}}
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# ~/model as a late subscriber gets it, with room for every revision of a test
+MODEL_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
 DOMAIN_LOCK_DIR = Path("/tmp/robot_dynamics_ros_domains")
 _held_domain_locks = []  # open lock files: the locks last as long as this process
 
@@ -168,7 +171,7 @@ class Peer:
         self.subscriptions = {
             topic: self.node.create_subscription(
                 OUTPUT_TYPES[topic], f"{target}/{topic}", self._recorder(topic),
-                LATCHED if topic == "model" else 1000)
+                MODEL_QOS if topic == "model" else 1000)
             for topic in outputs
         }
         self.subscriptions["diagnostics"] = self.node.create_subscription(
