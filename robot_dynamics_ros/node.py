@@ -131,8 +131,11 @@ class DynamicsNode(Node):
             niceness=BUILDER_NICENESS)
         base = self.get_parameter("base").value
         joints = self.get_parameter("joints").value
-        if joints is not None and not (isinstance(joints, list) and all(isinstance(j, str) for j in joints)):
-            raise ParameterException(f"joints must be a list of joint names, got {joints!r}", ["joints"])
+        if joints == "":
+            joints = None
+        elif not (isinstance(joints, list) and all(isinstance(j, str) for j in joints)):
+            raise ParameterException(f"joints must be a list of joint names (or \"\" for the model's "
+                                     f"order), got {joints!r}", ["joints"])
         self._service = ModelService(
             parameters={name: self.get_parameter(name).value for name in RUNTIME_PARAMETERS},
             gravity=self.get_parameter("gravity").value, mimic=self.get_parameter("mimic").value,
@@ -189,12 +192,14 @@ class DynamicsNode(Node):
         self.declare_parameter("urdf_file", "", _descriptor(
             "Path of a URDF file; when set (and robot_description is not) the topic is not used",
             string, read_only=True))
-        # A value of None, not a type: rclpy answers no GetParameters request
-        # that names a parameter declared by type alone (ros2 param dump came
-        # back empty), and an empty list would be typed a byte array.
-        self.declare_parameter("joints", None, ParameterDescriptor(
+        # Not declared by type alone: rclpy answers no GetParameters request
+        # that names such a parameter (ros2 param dump came back empty). Not
+        # an empty list: rclpy would type it a byte array, and a parameter
+        # file cannot hold one (it reads [] as no value, and that value's
+        # dump, null, as the string 'null'). "" round-trips through a dump.
+        self.declare_parameter("joints", "", ParameterDescriptor(
             description="Output joint order, a permutation of the actuated joints (a list of "
-            "strings); unset: model order", read_only=True, dynamic_typing=True))
+            "strings); \"\" (the default): model order", read_only=True, dynamic_typing=True))
         self.declare_parameter("gravity", [0.0, 0.0, -9.81], _descriptor(
             "Gravity vector in the URDF root frame, m/s^2", doubles, read_only=True))
         self.declare_parameter("publish_christoffel", False, _descriptor(

@@ -52,9 +52,12 @@ def workspace(tmp_path_factory):
     (root / "src").mkdir()
     (root / "src" / "robot_dynamics_ros").symlink_to(harness.REPO)
     # --symlink-install: the nodes import this checkout, whose numba cache is warm.
+    # The venv is the underlay, as a sourced /opt/ros/jazzy would be: CMake
+    # finds ament and rosidl there, and the typesupports in its ament index.
+    underlay = dict(os.environ, PYTHONPATH=str(COLCON), AMENT_PREFIX_PATH=sys.prefix,
+                    CMAKE_PREFIX_PATH=sys.prefix, PATH=os.pathsep.join([str(BIN), os.environ.get("PATH", "")]))
     build = subprocess.run([sys.executable, "-m", "colcon", "build", "--symlink-install"], cwd=root,
-                           env=dict(os.environ, PYTHONPATH=str(COLCON)), capture_output=True, text=True,
-                           timeout=300)
+                           env=underlay, capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     harness.isolate_ros_environment()
     return root

@@ -70,27 +70,60 @@ def served_payloads(peer, want: str):
     peer.diagnostics(lambda v: v["payloads"] == want and v["update_pending"] == "no", PAYLOAD_TIMEOUT)
 
 
-def test_listen_example_prints_the_mass_matrix_of_the_joint_states(puma):
+class Streaming:
+    """Joint states (q, qd) sent to the node every 20 ms while the block runs."""
+
+    def __init__(self, peer, names, q, qd):
+        self.peer, self.names, self.q, self.qd = peer, names, q, qd
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.wait(0.02):
+            self.peer.joint_pub.publish(harness.joint_state(self.names, self.q, self.qd,
+                                                            stamp_=self.peer.next_stamp()))
+
+    def __enter__(self):
+        self.thread.start()
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def numbers(text: str) -> np.ndarray:
+    return np.array([float(x) for x in re.findall(r"-?\d+\.\d*(?:e[-+]?\d+)?", text)])
+
+
+@pytest.fixture(scope="module")
+def puma_oracle():
     pin_model = robots.load_pinocchio(puma_urdf())
-    oracle = robots.PinocchioOracle(pin_model, robots.pinocchio_joint_names(pin_model))
+    return robots.PinocchioOracle(pin_model, robots.pinocchio_joint_names(pin_model))
+
+
+def test_listen_example_prints_the_state_of_the_joint_states(puma, puma_oracle):
     q = np.array([0.3, -0.5, 0.8, 0.1, 0.3, -0.2])
-    stop = threading.Event()
-
-    def stream():
-        while not stop.wait(0.05):
-            puma.joint_pub.publish(harness.joint_state(oracle.joint_names, q))
-
-    streamer = threading.Thread(target=stream, daemon=True)
-    streamer.start()
-    try:
-        run = run_python("examples/listen_mass_matrix.py")
-    finally:
-        stop.set()
-        streamer.join()
+    with Streaming(puma, puma_oracle.joint_names, q, np.zeros(6)):
+        run = run_python("examples/listen_state.py")
     assert run.returncode == 0, run.stderr
-    printed = np.array([float(x) for x in re.findall(r"-?\d+\.\d*(?:e[-+]?\d+)?", run.stdout)])
-    assert printed.shape == (36,), run.stdout
-    np.testing.assert_allclose(printed.reshape(6, 6), oracle.mass_matrix(q), atol=6e-4)
+    assert "model revision 1 (puma560_mohan_saha, payloads: none)" in run.stdout, run.stdout
+    block = run.stdout[run.stdout.index("M(q) ="):run.stdout.index("||C||")]
+    np.testing.assert_allclose(numbers(block).reshape(6, 6), puma_oracle.mass_matrix(q), atol=6e-4)
+
+
+def test_computed_torque_example_pairs_by_stamp_and_gives_the_inverse_dynamics(puma, puma_oracle):
+    """tau = M qdd_ref + C qd + g with qdd_ref = -KP q - KD qd is the inverse
+    dynamics (Pinocchio's RNEA) at (q, qd, qdd_ref)."""
+    q = np.array([0.3, -0.5, 0.8, 0.1, 0.3, -0.2])
+    qd = np.array([0.5, -0.4, 0.3, 0.2, -0.1, 0.6])
+    with Streaming(puma, puma_oracle.joint_names, q, qd):
+        run = run_python("examples/computed_torque.py", "5")
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = [line for line in run.stdout.splitlines() if "tau =" in line]
+    assert len(lines) >= 5, run.stdout
+    want = puma_oracle.inverse_dynamics(q, qd, -100.0 * q - 20.0 * qd)
+    for line in lines:
+        np.testing.assert_allclose(numbers(line.split("tau =")[1]), want, atol=2e-6, rtol=1e-6)
 
 
 def test_set_payload_example_puts_the_payload_on(puma):
