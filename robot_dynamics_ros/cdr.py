@@ -118,25 +118,25 @@ class CdrTemplate:
         self.stamped = stamped
         self.sizes = tuple(sizes)
         self.spans: Tuple[Tuple[int, int], ...] = tuple(spans)
-        # the constant runs around the variable parts: len(spans) + 1 of them
-        edges = [0] + [i for span in spans for i in span] + [len(cdr)]
-        self._constant = tuple(cdr[edges[i]:edges[i + 1]] for i in range(0, len(edges), 2))
         self.template = np.frombuffer(cdr, dtype=np.uint8)
+        # encode_one's message: the template in a buffer whose float64 fields
+        # are 8-byte aligned (CDR aligns them to 8 after the 4-byte
+        # encapsulation header), each field a float64 view into it
+        raw = np.empty(len(cdr) + 4, dtype=np.uint8)
+        self._buffer = raw[4:]
+        self._buffer[:] = self.template
+        self._fields = tuple(raw[4 + start:4 + stop].view(np.float64)
+                             for start, stop in spans[1 if stamped else 0:])
 
     def encode_one(self, values: Sequence[np.ndarray], stamp: Time = None) -> bytes:
-        """One message: one array per field (any shape, row-major, float64), and
-        a Time when stamped."""
-        constant = self._constant
-        parts = [constant[0]]
-        k = 1
+        """One message: one array per field (any shape, row-major), and a Time
+        when stamped. Writes into one buffer per template: one thread (the
+        node's executor) per template."""
         if self.stamped:
-            parts += (_STAMP.pack(stamp.sec, stamp.nanosec), constant[1])
-            k = 2
-        for array in values:
-            parts += (array.tobytes() if array.dtype == np.float64 and array.flags.c_contiguous
-                      else np.ascontiguousarray(array, dtype=np.float64).tobytes(), constant[k])
-            k += 1
-        return b"".join(parts)
+            _STAMP.pack_into(self._buffer, 4, stamp.sec, stamp.nanosec)
+        for field, array in zip(self._fields, values):
+            field[:] = array.ravel()
+        return self._buffer.tobytes()
 
     def encode(self, values: Sequence[np.ndarray], stamps: np.ndarray = None) -> np.ndarray:
         """(N, bytes) array: row i is message i, for one (N, ...) array per
