@@ -95,17 +95,18 @@ def _die_with_parent():
 class NodeProcess:
     """``python -m robot_dynamics_ros.node --ros-args ...`` with the repo's YAML loaded."""
 
-    def __init__(self, *ros_args: str, log_path: Path, params_file: bool = True):
+    def __init__(self, *ros_args: str, log_path: Path, params_file: bool = True, repo: Path = REPO):
+        """``repo``: the checkout whose node runs (another revision, for a benchmark)."""
         command = [sys.executable, "-m", "robot_dynamics_ros.node", "--ros-args"]
         if params_file:
-            command += ["--params-file", str(REPO / "config" / "robot_dynamics.yaml")]
+            command += ["--params-file", str(repo / "config" / "robot_dynamics.yaml")]
         command += list(ros_args)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH")]))
         self.log_path = log_path
         self._log = open(log_path, "w")
         self.process = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            command, cwd=repo, env=env, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True, preexec_fn=_die_with_parent)
 
     def log(self) -> str:
@@ -383,30 +384,3 @@ def check_outputs(out: dict, oracle, q, qd, tolerance: float = 1e-9) -> dict:
     assert 0.0 <= bounds["kc_global_lower"] <= bounds["kc_global"]
     assert bounds["coriolis_norm"] <= bounds["coriolis_bound"] * (1 + tolerance) + tolerance
     return errors
-
-
-def match_by_value(received, expected, inputs: int, tolerance: float = 1e-9):
-    """Which input, and which variant of the model, each received array answers.
-
-    ``received``: arrays in arrival order, answering inputs k = 0, 1, ...,
-    ``inputs`` - 1 in increasing order (some may be missing).
-    ``expected(k)``: the arrays that input k may give, one per variant (say,
-    per payload). Returns ``(k, variant)`` per received array, or None when
-    it equals none of them within ``tolerance`` (relative, robots.rel_err)
-    at any input after the last one matched, however far (hundreds of
-    outputs in a row are lost when a process on a loaded machine stalls).
-    """
-    matches, last = [], -1
-    for value in received:
-        found = None
-        for k in range(last + 1, inputs):
-            for variant, want in enumerate(expected(k)):
-                if rel_err(value, want) <= tolerance:
-                    found = (k, variant)
-                    break
-            if found:
-                break
-        matches.append(found)
-        if found:
-            last = found[0]
-    return matches

@@ -1,0 +1,127 @@
+"""Soak of the node: panda at 1 kHz for hours, a payload swap every 10 s, its memory.
+
+    python bench/soak_node.py [--duration 7200] [--rate 1000] [--swap-period 10] [--csv FILE]
+
+The node runs as its own process; this one streams joint states from a
+thread, swaps the payload on panda_hand through SetParametersAtomically every
+``--swap-period`` seconds (valid masses in turn, and every tenth request an
+invalid one, which must be refused), receives every ``~/state`` and samples
+the node's resident memory (RSS, its process alone) every 10 s. Reported:
+RSS after the first 5 minutes and at the end, the growth in between, its
+slope in MB per hour (least squares over the samples after 5 minutes), the
+states received and non-finite values seen, the swaps accepted and refused,
+and how long the node takes to exit on SIGINT.
+"""
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+from rclpy.parameter import Parameter
+
+sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
+import robots  # noqa: E402
+import ros_harness as harness  # noqa: E402
+
+HAND = "panda_hand"
+WARMUP = 300.0  # s: the growth is measured from here on
+SAMPLE_PERIOD = 10.0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=7200.0, help="seconds (7200)")
+    parser.add_argument("--rate", type=float, default=1000.0, help="joint states per second (1000)")
+    parser.add_argument("--swap-period", type=float, default=10.0, help="seconds between swaps (10)")
+    parser.add_argument("--csv", type=Path, help="also write the RSS samples (time s, RSS MB) here, as taken")
+    options = parser.parse_args()
+
+    harness.isolate_ros_environment()
+    path = robots.example_robot_urdf("panda")
+    names = list(robots.pinocchio_joint_names(robots.load_pinocchio(path)))
+    peer = harness.Peer("soak_peer", outputs=("state",))
+    log = Path(f"/tmp/soak_node_{int(time.time())}.log")
+    node = harness.NodeProcess("-p", f"urdf_file:={path}", log_path=log)
+    stop = threading.Event()
+    received = {"states": 0, "non_finite": 0}
+    sent = [0]
+
+    def stream():
+        rng = np.random.default_rng(0)
+        start, k = time.monotonic(), 0
+        while not stop.is_set():
+            peer.joint_pub.publish(harness.joint_state(names, rng.uniform(-1, 1, len(names)),
+                                                       rng.uniform(-1, 1, len(names)),
+                                                       stamp_=harness.stamp(1 + k // 1000, (k % 1000) * 10**6)))
+            k += 1
+            sent[0] = k
+            time.sleep(max(0.0, start + k / options.rate - time.monotonic()))
+
+    samples, accepted, refused = [], 0, 0
+    if options.csv:
+        options.csv.write_text("seconds,rss_mb\n")
+    try:
+        peer.wait_for_model("panda", 180.0, node)
+        process = psutil.Process(node.process.pid)
+        streamer = threading.Thread(target=stream, daemon=True)
+        streamer.start()
+        start = time.monotonic()
+        next_sample = next_swap = start
+        swap = 0
+        while time.monotonic() - start < options.duration:
+            now = time.monotonic()
+            if now >= next_sample:
+                samples.append((now - start, process.memory_info().rss / 2**20))
+                next_sample += SAMPLE_PERIOD
+                if options.csv:  # as it goes: a run cut short still has its samples
+                    with open(options.csv, "a") as handle:
+                        handle.write(f"{samples[-1][0]:.1f},{samples[-1][1]:.3f}\n")
+                if len(samples) % 60 == 1:
+                    print(f"{samples[-1][0]:7.0f} s  RSS {samples[-1][1]:.1f} MB  swaps {swap}", flush=True)
+                # count what arrived, and forget it: hours of messages would fill memory here
+                with peer._lock:
+                    states = [msg for _, msg in peer.received["state"]]
+                    peer.received["state"].clear()
+                received["states"] += len(states)
+                received["non_finite"] += sum(
+                    not np.all(np.isfinite(m.mass_matrix)) or not np.isfinite(m.kc_global) for m in states)
+            if now >= next_swap:
+                mass = -1.0 if swap % 10 == 9 else 0.5 + (swap % 7) * 0.25  # every tenth invalid
+                [result] = peer.set_parameters(
+                    [Parameter("payload.link", value=HAND), Parameter("payload.mass", value=mass),
+                     Parameter("payload.com", value=[0.0, 0.0, 0.05]),
+                     Parameter("payload.inertia", value=[0.002, 0.0, 0.0, 0.002, 0.0, 0.001])],
+                    atomically=True)
+                assert result.successful == (mass >= 0), (mass, result.reason)
+                accepted += result.successful
+                refused += not result.successful
+                swap += 1
+                next_swap += options.swap_period
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        time.sleep(0.5)
+        began = time.monotonic()
+        code = node.stop()
+        exit_seconds = time.monotonic() - began
+        peer.close()
+
+    t, rss = np.array(samples).T
+    after = t >= min(WARMUP, t[-1] / 2)
+    slope = np.polyfit(t[after] / 3600.0, rss[after], 1)[0] if after.sum() > 2 else float("nan")
+    print(f"soak_node: panda, {options.rate:.0f} Hz for {options.duration:.0f} s, a swap every "
+          f"{options.swap_period:g} s")
+    print(f"joint states sent {sent[0]}, states received {received['states']}, "
+          f"non-finite {received['non_finite']}")
+    print(f"payload requests accepted {accepted}, refused {refused}")
+    print(f"RSS at {t[after][0]:.0f} s: {rss[after][0]:.1f} MB; at the end ({t[-1]:.0f} s): {rss[-1]:.1f} MB; "
+          f"growth {rss[-1] - rss[after][0]:+.2f} MB; slope {slope:+.2f} MB/h; max {rss.max():.1f} MB")
+    print(f"node exit status {code} after SIGINT, in {exit_seconds:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
