@@ -1,16 +1,23 @@
 """The node's joint-state callback in process: what one joint state costs the node.
 
-    python bench/bench_node_callback.py [--states 20000] [--robot panda]
+    python bench/bench_node_callback.py [--states 20000] [--robot panda] [--floating]
 
-Starts the node in this process (real rclpy, its publishers live), waits until
-it serves the robot, then calls its joint_states callback directly with
-``--states`` different joint states and reports the time per call: matching
-the names, ``compute_outputs`` (all_terms) and serializing the outputs, plus
-publishing them. Unlike bench_node.py, nothing else shares the process, so
-the figure is the node's own cost, free of DDS and of the harness; it is
-what a revision of the numerics changes (run it on two checkouts to compare).
-Also reported: the part before publishing (what /diagnostics calls compute)
-and ``compute_outputs`` alone on the same states.
+Starts the node in this process (real rclpy, its publishers live, with
+``publish_arrays`` on so that both kinds of output exist), waits until it
+serves the robot, then calls its joint_states callback directly with
+``--states`` different joint states and reports the time per call and the
+part before publishing (what /diagnostics calls compute). Nothing else shares
+the process, so the figure is the node's own cost, free of DDS and of the
+harness.
+
+Then, on the same states and the same ``all_terms`` results, the cost of the
+outputs alone, paired per state in alternation (so the machine's load falls
+on both alike):
+- ``~/state``: serialize one DynamicsState and publish it;
+- ``arrays``: what the node published per joint state before ``~/state``:
+  ``~/mass_matrix``, ``~/coriolis_matrix``, ``~/coriolis_bounds`` and
+  ``~/gravity_torques`` (four topics; five with ``--christoffel``);
+and the DynamicsState's size in bytes.
 """
 import argparse
 import sys
@@ -26,51 +33,92 @@ import ros_harness as harness  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
-from robot_dynamics_ros.messages import compute_outputs  # noqa: E402
+from robot_dynamics_ros.base_state import full_state  # noqa: E402
+from robot_dynamics_ros.outputs import ARRAY_TOPICS, compute_outputs, state_values  # noqa: E402
 from robot_dynamics_ros.node import DynamicsNode  # noqa: E402
 
 
 def report(label, seconds):
-    us = 1e6 * seconds
-    print(f"{label}: mean {us.mean():.1f} us, p50 {np.median(us):.1f} us, "
-          f"p99 {np.percentile(us, 99):.1f} us")
+    us = 1e6 * np.asarray(seconds)
+    print(f"{label}: mean {us.mean():.1f} us, p50 {np.median(us):.1f} us, p99 {np.percentile(us, 99):.1f} us")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--states", type=int, default=20000)
     parser.add_argument("--robot", default="panda")
+    parser.add_argument("--floating", action="store_true", help="serve the robot as a floating base")
+    parser.add_argument("--christoffel", action="store_true", help="with Gamma (publish_christoffel)")
     args = parser.parse_args()
     harness.isolate_ros_environment()
     rclpy.init()
     path = robots.example_robot_urdf(args.robot)
-    node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=path)])
+    node = DynamicsNode(parameter_overrides=[
+        Parameter("urdf_file", value=path), Parameter("publish_arrays", value=True),
+        Parameter("base", value="floating" if args.floating else "fixed"),
+        Parameter("publish_christoffel", value=args.christoffel),
+        Parameter("kc_refinement.time_budget", value=0.0)])
     try:
         deadline = time.monotonic() + 300
         while node._service.live is None and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.1)
-        model = node._service.live.served.model
+        live = node._service.live
+        served, model = live.served, live.served.model
         names = list(model.joint_names)
         rng = np.random.default_rng(0)
-        states = [harness.joint_state(names, q, qd)
-                  for q, qd in rng.uniform(-1, 1, (args.states, 2, model.nv))]
-        for msg in states[:200]:  # the first calls bind the hot path
-            node._on_joint_state(msg)
-        times = np.empty(len(states))
-        for k, msg in enumerate(states):
-            start = time.perf_counter()
-            node._on_joint_state(msg)
-            times[k] = time.perf_counter() - start
-        report(f"{args.robot} ({model.nv} DoF), {len(states)} joint states, callback", times)
-        # what /diagnostics calls compute: callback start to outputs serialized
-        window = min(node._latency_count, len(node._latency_ns))
-        report("  of which before publishing (the node's 'compute')", node._latency_ns[:window] * 1e-9)
-        matched = [node._service.live.matcher.match(msg) for msg in states]
-        for k, (q, qd) in enumerate(matched):
+        states = [harness.joint_state(names, q, qd, stamp_=harness.stamp(1, k))
+                  for k, (q, qd) in enumerate(rng.uniform(-1, 1, (args.states, 2, len(names))))]
+        label = f"{args.robot} ({model.nv} DoF{', floating' if args.floating else ''})"
+        if not args.floating:  # the whole callback (a floating base also needs odometry)
+            for msg in states[:200]:  # the first calls bind the hot path
+                node._on_joint_state(msg)
+            times = np.empty(len(states))
+            for k, msg in enumerate(states):
+                start = time.perf_counter()
+                node._on_joint_state(msg)
+                times[k] = time.perf_counter() - start
+            report(f"{label}, {len(states)} joint states, callback with ~/state and the arrays", times)
+
+        # The outputs alone, on the same all_terms results
+        inputs = []
+        for msg in states:
+            q, qd = live.matcher.match(msg)
+            if args.floating:
+                q, qd = full_state(np.r_[0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0], np.full(6, 0.1), q, qd)
+            inputs.append((msg.header.stamp, q, qd, compute_outputs(model, q, qd)))
+        christoffel = args.christoffel
+        template = live.state_template("odom" if args.floating else served.root_link, christoffel)
+        topics = [t for t in ARRAY_TOPICS if christoffel or t != "christoffel_symbols"]
+
+        def state(stamp, q, qd, terms):
+            node._pub_state.publish(template.encode_one(state_values(served, q, qd, terms, christoffel), stamp))
+
+        def arrays(stamp, q, qd, terms):
+            for topic in topics:
+                node._pub_arrays[topic].publish(live.arrays[topic].encode_one((getattr(terms, topic),)))
+            node._pub_gravity.publish(live.gravity.encode_one((terms.gravity_torques,), stamp))
+
+        for case in inputs[:200]:
+            state(*case)
+            arrays(*case)
+        cost = {"state": np.empty(len(inputs)), "arrays": np.empty(len(inputs))}
+        for k, case in enumerate(inputs):
+            for name, publish in (("state", state), ("arrays", arrays))[::1 if k % 2 else -1]:
+                start = time.perf_counter()
+                publish(*case)
+                cost[name][k] = time.perf_counter() - start
+        size = len(template.encode_one(state_values(served, *inputs[0][1:3], inputs[0][3], christoffel),
+                                       inputs[0][0]))
+        print(f"{label}: one DynamicsState is {size} bytes ({size * 1000 / 1e6:.1f} MB/s at 1 kHz)")
+        report(f"  ~/state: serialize and publish", cost["state"])
+        report(f"  {len(topics) + 1} array topics as before ~/state: serialize and publish", cost["arrays"])
+        print(f"  ratio of means ~/state / arrays: {cost['state'].mean() / cost['arrays'].mean():.2f}")
+        times = np.empty(len(inputs))
+        for k, (_, q, qd, _) in enumerate(inputs):
             start = time.perf_counter()
             compute_outputs(model, q, qd)
             times[k] = time.perf_counter() - start
-        report("  of which compute_outputs (all_terms)", times)
+        report("  compute_outputs (all_terms) on the same states", times)
     finally:
         node.destroy_node()
         rclpy.shutdown()
