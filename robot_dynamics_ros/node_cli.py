@@ -7,21 +7,25 @@ USAGE = """\
 usage: robot_dynamics_node [-h] [--ros-args ...]
 
 The robot_dynamics node: reads a URDF and, for every joint state, publishes
-the mass matrix, the Coriolis matrix, Coriolis bounds and gravity torques.
+one stamped DynamicsState: the mass matrix, the Coriolis matrix, gravity
+torques and Coriolis bounds, with the joint state's stamp and the revision
+of the model they come from.
 
 Parameters (--ros-args -p NAME:=VALUE, or --params-file FILE.yaml; each is
 documented in config/robot_dynamics.yaml):
   urdf_file            path of the URDF (read-only)
   robot_description    URDF text (read-only); with neither set, the node
                        follows the robot_description topic
-  joints               output joint order (read-only; default: model order)
+  joints               output joint order, a list (read-only; "": model order)
   gravity              [gx, gy, gz] in the root frame, m/s^2 (read-only)
   mimic                independent | reduce (read-only)
   base                 auto | fixed | floating (read-only; auto: floating when
                        the URDF declares a floating root joint)
   base_state_timeout   floating base: s within which a joint state's odometry
                        must be stamped (read-only, default 0.1)
-  publish_christoffel  also publish ~/christoffel_symbols (default false)
+  publish_christoffel  fill DynamicsState.christoffel_symbols (default false)
+  publish_arrays       also publish the Float64MultiArray topics (read-only,
+                       default false)
   payload.link, payload.mass, payload.com, payload.inertia
                        a payload on a link, changeable at run time
 
@@ -31,15 +35,20 @@ Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
        ~/payload             geometry_msgs/InertiaStamped, frame_id = link
        odom                  nav_msgs/Odometry, floating base only: pose and
                              twist of the root link (child_frame_id)
-  out  ~/mass_matrix, ~/coriolis_matrix, ~/coriolis_bounds,
-       ~/christoffel_symbols std_msgs/Float64MultiArray, row-major (a floating
-                             base: 6 base coordinates, then the joints)
+  out  ~/state               robot_dynamics_ros/DynamicsState, one per joint
+                             state: its stamp, model_revision, q and v used,
+                             M, C (row-major), g, the bounds (a floating base:
+                             6 base coordinates, then the joints)
+       ~/model               robot_dynamics_ros/DynamicsModel, transient
+                             local: each revision's robot, payloads, K_c
        ~/gravity_torques     sensor_msgs/JointState, effort = g(q)
        /diagnostics          diagnostic_msgs/DiagnosticArray, 1 Hz
+       with publish_arrays: ~/mass_matrix, ~/coriolis_matrix,
+       ~/coriolis_bounds, ~/christoffel_symbols (std_msgs/Float64MultiArray)
 
 Example:
   robot_dynamics_node --ros-args -p urdf_file:=robot.urdf -p publish_christoffel:=true
-  ros2 topic echo /robot_dynamics/mass_matrix
+  ros2 topic echo /robot_dynamics/state --once
   ros2 param set /robot_dynamics payload.mass 2.0
 """
 
