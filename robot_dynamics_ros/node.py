@@ -45,7 +45,6 @@ from robot_dynamics_ros.kc_refinement import KcRefiner
 from robot_dynamics_ros.messages import (
     JointStateMatcher,
     JointStateRejected,
-    StampGaps,
     compute_outputs,
     output_templates,
     payload_from_inertia,
@@ -53,6 +52,7 @@ from robot_dynamics_ros.messages import (
 from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
 from robot_dynamics_ros.model_source import ServedModel, read_description_file
 from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped
+from robot_dynamics_ros.stamp_gaps import StampGaps
 
 NODE_NAME = "robot_dynamics"
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)

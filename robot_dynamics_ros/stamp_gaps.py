@@ -1,0 +1,143 @@
+"""Joint states lost before the node took them, counted from their header stamps.
+
+When the node falls behind, its KEEP_LAST subscription queue overwrites the
+oldest joint states and DDS reports no loss: the only trace is a jump in the
+stamps of what arrives. A jump alone does not prove a loss, though. A
+publisher under load stamps late: its timer fires late and sends every
+sample due by then in a burst, each stamped when sent (the demo's stream
+does this), so a long interval is followed by short ones that pay it back;
+and its stamps jitter around their period. A real loss leaves a step that
+stays.
+
+So each stream keeps the publisher's stamps on a grid of its period ``P``:
+the excess ``e`` is how many periods the stamps are ahead of the joint
+states received (``e += interval / P - 1`` for each joint state, never
+below 0). A burst pays its interval back at once and jitter averages out;
+a lost joint state adds 1 for good. The excess of a joint state is judged
+once the stamps have moved ``CONFIRM_PERIODS`` periods beyond it: the lowest
+excess in that stretch, rounded, is the number of joint states lost, and
+the stretch's lowest value becomes the new zero (so that an error of the
+period estimate cannot build up into losses). Losses are therefore counted
+``CONFIRM_PERIODS`` periods of the stream after they happen.
+
+The period is the median of the stream's last ``WINDOW`` intervals, leaving
+out those under a tenth of their mean (the short intervals of a burst): a
+queue that overflows still delivers runs of consecutive joint states (its
+depth of them at a time), so the median stays at the period until about 90%
+of the stream is lost.
+
+Each publisher's stream is judged on its own, told apart by its joint names
+(an arm's driver and a gripper's publish different ones): interleaved, one
+stream's stamps would make the other's intervals look like the period. At
+most ``MAX_STREAMS`` name lists are followed; others count nothing. Stamps
+that go back (publishers of the same names interleaved) count nothing and
+restart the stream's grid, and so does a gap over ``MAX_GAP_NS`` (a stream
+paused or restarted, not a queue overflow).
+
+What stamps cannot tell: a publisher that skips samples (a timer that does
+not catch up) looks like a loss, and a publisher that slows down looks like
+losses until the period has been measured again (``WINDOW`` joint states).
+"""
+
+from collections import deque
+
+import numpy as np
+
+
+class StampGaps:
+    """Per-stream loss counts from stamps: ``missing(stamp, names) -> int``."""
+
+    WINDOW = 256
+    CONFIRM_PERIODS = 16
+    MAX_GAP_NS = 1_000_000_000
+    MAX_STREAMS = 8
+
+    def __init__(self):
+        self._streams = {}  # (count, first name, last name) -> _Stream
+
+    def missing(self, stamp, names=()) -> int:
+        """Joint states of the stream of ``names`` found lost with the one
+        stamped ``stamp`` (a builtin_interfaces/Time): lost up to
+        ``CONFIRM_PERIODS`` periods before it."""
+        key = (len(names), names[0], names[-1]) if len(names) else ()
+        stream = self._streams.get(key)
+        if stream is None:
+            if len(self._streams) >= self.MAX_STREAMS:
+                return 0
+            stream = self._streams[key] = _Stream(self.WINDOW, self.CONFIRM_PERIODS, self.MAX_GAP_NS)
+        return stream.missing(stamp.sec * 1_000_000_000 + stamp.nanosec)
+
+
+class _Stream:
+    """One publisher's stamps, for ``StampGaps``.
+
+    ``pending`` holds (index, stamp) of the joint states not yet judged
+    (those stamped within ``confirm`` periods of the last: at most
+    ``confirm * window``, since the period is a mean of intervals among the
+    last ``window``);
+    ``lowest`` holds (index, excess) of those whose excess is lower than that
+    of every later one (a sliding minimum), so its first entry is the lowest
+    excess from the oldest pending joint state on. Excess values are stored
+    plus ``zero``, which moves instead of every stored value.
+    """
+
+    __slots__ = ("window", "confirm", "max_gap", "last", "intervals", "count", "period",
+                 "excess", "zero", "index", "pending", "lowest")
+
+    def __init__(self, window: int, confirm: int, max_gap: int):
+        self.window, self.confirm, self.max_gap = window, confirm, max_gap
+        self.last = 0
+        self.intervals = np.zeros(window)
+        self.count = 0
+        self.period = 0.0
+        self.restart()
+
+    def restart(self):
+        """A new grid: nothing pending, no excess."""
+        self.excess = self.zero = 0.0
+        self.index = 0
+        self.pending = deque()
+        self.lowest = deque()
+
+    def missing(self, now: int) -> int:
+        last, self.last = self.last, now
+        interval = now - last
+        if last == 0 or interval < 0 or interval > self.max_gap:
+            self.restart()
+            return 0
+        self._measure(interval)
+        if self.period <= 0.0:
+            return 0
+        self.excess = max(self.zero, self.excess + interval / self.period - 1.0)
+        self.index += 1
+        self.pending.append((self.index, now))
+        lowest = self.lowest
+        while lowest and lowest[-1][1] >= self.excess:
+            lowest.pop()
+        lowest.append((self.index, self.excess))
+        return self._judge(now - self.confirm * self.period)
+
+    def _measure(self, interval: int):
+        """Every ``window // 4`` intervals, the period from the last ``window``
+        (from the first ``window // 4`` on)."""
+        self.intervals[self.count % self.window] = interval
+        self.count += 1
+        if self.count % (self.window // 4) == 0:
+            intervals = self.intervals[:self.count]
+            typical = np.median(intervals[intervals >= 0.1 * intervals.mean()])
+            near = intervals[(intervals > 0.5 * typical) & (intervals < 1.5 * typical)]
+            self.period = float(near.mean()) if near.size else 0.0  # none: stamps that do not move
+
+    def _judge(self, before: float) -> int:
+        """Losses of the joint states stamped up to ``before``: each one's
+        lowest excess from it on, rounded, which then becomes the zero."""
+        lost = 0
+        pending, lowest = self.pending, self.lowest
+        while pending and pending[0][1] <= before:
+            index, _ = pending.popleft()
+            level = lowest[0][1] - self.zero
+            lost += int(level + 0.5)
+            self.zero += level
+            if lowest[0][0] == index:
+                lowest.popleft()
+        return lost
