@@ -48,7 +48,7 @@ class StampGaps:
     """Per-stream loss counts from stamps: ``missing(stamp, names) -> int``."""
 
     WINDOW = 256
-    CONFIRM_PERIODS = 16
+    CONFIRM_PERIODS = 64
     MAX_GAP_NS = 1_000_000_000
     MAX_STREAMS = 8
 
