@@ -1,62 +1,15 @@
 """StampGaps: joint states lost before the node took them, counted from header
 stamps. No ROS here: streams are simulated, the losses injected are the truth."""
-from collections import namedtuple
-
 import numpy as np
 import pytest
 
 from robot_dynamics_ros.stamp_gaps import StampGaps
-
-Time = namedtuple("Time", "sec nanosec")  # what the node passes: a builtin_interfaces/Time
-PERIOD = 2_000_000  # ns: a 500 Hz stream
-START = 1_000_000_000
-
-
-def stamp(ns):
-    return Time(int(ns // 1_000_000_000), int(ns % 1_000_000_000))
+from stamp_streams import PERIOD, START, caught_up_in_chunks, drop, jittery, late_and_caught_up, stamp
 
 
 def count_missing(stamps_ns, names=("joint",)):
     gaps = StampGaps()
     return sum(gaps.missing(stamp(t), names) for t in stamps_ns)
-
-
-def jittery(rng, n, jitter=0.15):
-    """Sample k stamped at k periods, +- ``jitter`` of a period."""
-    spread = int(jitter * PERIOD)
-    return START + np.arange(n) * PERIOD + rng.integers(-spread, spread, n)
-
-
-def late_and_caught_up(rng, n, stall_probability=0.02, longest_stall=25, chunk=None):
-    """A publisher under load: its timer ticks every period but late (a
-    little always, whole periods now and then), and each tick sends the
-    samples due by then (at most ``chunk`` of them: a sender that spares the
-    subscriber's queue), each stamped when it is sent, 3 us apart."""
-    stamps, now, k = [], START, 0
-    while k < n:
-        late = rng.exponential(0.05 * PERIOD)
-        if rng.random() < stall_probability:
-            late += rng.integers(1, longest_stall) * PERIOD
-        now = max(now + PERIOD, START + k * PERIOD + late)
-        sent = 0
-        while k < n and START + k * PERIOD <= now and sent < (chunk or n):
-            stamps.append(now + 3_000 * sent)
-            k += 1
-            sent += 1
-    return np.array(stamps, dtype=np.int64)
-
-
-def caught_up_in_chunks(rng, n):
-    """Stalls of up to 0.4 s every 2 s or so, caught up 8 samples a tick."""
-    return late_and_caught_up(rng, n, stall_probability=0.001, longest_stall=200, chunk=8)
-
-
-def drop(rng, stamps, fraction):
-    """``stamps`` with ``fraction`` of them lost at random (none in the first
-    second, while the stream's period is first measured); and how many."""
-    lost = rng.random(len(stamps)) < fraction
-    lost[:500] = False
-    return stamps[~lost], int(lost.sum())
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -75,9 +28,10 @@ def test_one_percent_of_lost_joint_states_are_counted_within_ten_percent(stream,
 def test_a_healthy_stream_under_load_counts_no_loss(stream, seed):
     """Jittery stamps, and a publisher that falls behind and catches up in
     bursts (a long interval, then short ones), within CONFIRM_PERIODS:
-    nothing is lost, nothing is counted. (Bursts of delivery, the node taking several joint states at once,
-    leave the stamps as they are.) The previous heuristic, which took the
-    period from the shortest intervals, counted millions here."""
+    nothing is lost, nothing is counted. (Bursts of delivery, the node
+    taking several joint states at once, leave the stamps as they are.)
+    The previous heuristic, which took the period from the shortest
+    intervals, counted millions here."""
     rng = np.random.default_rng(seed)
     assert count_missing(stream(rng, 20_000)) == 0
 
