@@ -46,7 +46,7 @@ def to_multiarray(values: np.ndarray, layout: MultiArrayLayout) -> Float64MultiA
 
 def output_templates(joints: Sequence[str], base: Sequence[str] = ()) -> Dict[str, CdrTemplate]:
     """A CdrTemplate per output topic of the node ("mass_matrix", ...), for
-    outputs in the order of ``base`` + ``joints``: the layouts of DESIGN.md,
+    outputs in the order of ``base`` + ``joints``: the layouts of docs/design.md,
     the names and input stamp of ``~/gravity_torques``.
 
     ``base``: the base coordinates of a floating-base model (``base_vx`` ...
