@@ -23,12 +23,12 @@ from std_msgs.msg import Float64MultiArray
 from robot_dynamics_ros.messages import BOUNDS_FIELDS
 from robot_dynamics_ros.node import NODE_NAME
 
+SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
+STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (a first run compiles ~30 s)
 # What rcl publishes /rosout with: a late subscriber still gets the lines before it.
 ROSOUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LOG_LEVELS = {Log.DEBUG: "DEBUG", Log.INFO: "INFO", Log.WARN: "WARN", Log.ERROR: "ERROR", Log.FATAL: "FATAL"}
-SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
-STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (a first run compiles ~30 s)
 
 
 class DemoRobot(NamedTuple):
