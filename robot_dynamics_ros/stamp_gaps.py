@@ -33,8 +33,9 @@ Each publisher's stream is judged on its own, told apart by its joint names
 stream's stamps would make the other's intervals look like the period. At
 most ``MAX_STREAMS`` name lists are followed; others count nothing. Stamps
 that go back (publishers of the same names interleaved) count nothing and
-restart the stream's grid, and so does a gap over ``MAX_GAP_NS`` (a stream
-paused or restarted, not a queue overflow).
+restart the stream: its period is measured again, over the ``WINDOW // 4``
+joint states that follow, before anything counts; and so does a gap over
+``MAX_GAP_NS`` (a stream paused or restarted, not a queue overflow).
 
 What stamps cannot tell: a publisher that skips samples (a timer that does
 not catch up) looks like a loss, and a publisher that slows down looks like
@@ -91,12 +92,13 @@ class _Stream:
         self.window, self.confirm, self.max_gap = window, confirm, max_gap
         self.last = 0
         self.intervals = [0] * window
-        self.count = 0
-        self.period = 0.0
         self.restart()
 
     def restart(self):
-        """A new grid: nothing pending, no excess."""
+        """A new grid, its period to be measured again (the publisher may
+        have restarted at another rate): nothing pending, no excess."""
+        self.count = 0
+        self.period = 0.0
         self.excess = self.zero = 0.0
         self.index = 0
         self.pending = deque()

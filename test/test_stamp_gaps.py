@@ -110,3 +110,15 @@ def test_a_hostile_stream_of_tiny_intervals_holds_bounded_memory():
         gaps.missing(stamp(now))
         longest = max(longest, max(len(stream.pending) for stream in gaps._streams.values()))
     assert longest <= StampGaps.CONFIRM_PERIODS * StampGaps.WINDOW
+
+
+def test_a_restarted_stream_is_measured_again():
+    """After a pause the publisher may come back at another rate: its period
+    is measured anew, so losses at the new rate count (the old period of
+    100 ms would have hidden 1 ms holes), and none are invented."""
+    gaps = StampGaps()
+    slow = START + np.arange(600) * 100_000_000
+    assert sum(gaps.missing(stamp(t)) for t in slow) == 0
+    fast = slow[-1] + 5_000_000_000 + np.arange(400) * 1_000_000
+    lost = {90, 91, 92, 120, 150, 151}
+    assert sum(gaps.missing(stamp(t)) for k, t in enumerate(fast) if k not in lost) == len(lost)
