@@ -116,7 +116,9 @@ class Stream(Node):
     taken. The timer only wakes the stream: a tick that comes late (the
     simulation thread holds the GIL in bursts) sends the samples due by then,
     at most MAX_BURST of them, below the depth of the node's joint-state
-    queue (10) that a larger burst would overflow; the rate holds on average.
+    queue (10) that a larger burst would overflow (a late timer fires once,
+    not once per period missed, and the node takes the burst before the next
+    tick); the rate holds on average.
     After a stall of more than MAX_BEHIND seconds the stream goes on from
     now: its stamps jump by more than a second, which the node takes for a
     pause, not for lost joint states. The latency the monitor shows (output
