@@ -21,7 +21,7 @@ from robots import example_robot_urdf  # noqa: E402
 from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
 
 from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for  # noqa: E402
+from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
 from robot_dynamics_ros.messages import JointStateMatcher, compute_outputs  # noqa: E402
 from robot_dynamics_ros.model_source import load_description  # noqa: E402
 from robot_dynamics_ros.replay import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
@@ -41,7 +41,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
     model = served.model
     seconds = Counter()
     start = time.perf_counter()
-    refinement_for(model).interval.upper
+    global_coriolis_constant(model)
     seconds["K_c first bound (once per model)"] = time.perf_counter() - start
     reader = bag_io.open_reader(source)
     writer = bag_io.open_writer(target, "sqlite3")

@@ -6,13 +6,15 @@ print how tight K_c is (the largest ratio reached).
 """
 import numpy as np
 import pytest
+from eigen_kernels import symmetric_eigen_extremes
 
 from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                     random_configurations, random_urdf, rel_err)
 from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
-from eigen_kernels import largest_singular_value, symmetric_eigen_extremes
+from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
+from robot_dynamics_ros.dynamics.eigen import (
+    largest_singular_value)
 
 TRIPLES = 100_000
 CHUNK = 5_000
@@ -57,7 +59,7 @@ def test_fields_match_pinocchio(name):
 def test_bounds_hold_on_random_triples(name):
     urdf = ROBOTS[name]
     model = load_urdf(urdf)
-    kc_global = refinement_for(model).interval.upper
+    kc_global = global_coriolis_constant(model)
     assert np.isfinite(kc_global) and kc_global > 0
     rng = np.random.default_rng(1)
     worst_config = worst_global = 0.0
@@ -83,7 +85,7 @@ def test_bounds_hold_on_random_triples(name):
 def test_kc_global_is_the_sup_of_kc_config():
     """K_c is at least k_c anywhere within the limits: a dense scan of PUMA."""
     model = load_urdf(ROBOTS["puma"])
-    kc_global = refinement_for(model).interval.upper
+    kc_global = global_coriolis_constant(model)
     rng = np.random.default_rng(5)
     q = rng.uniform(-np.pi, np.pi, (20_000, model.nv))
     assert np.max(coriolis_bounds(model, q, q).kc_config) <= kc_global * (1 + 1e-9)
@@ -119,21 +121,21 @@ def test_kc_global_is_per_model_and_follows_payloads():
     model = load_urdf(ROBOTS["ur5"])
     heavy = model.with_payload("tool0", 5.0, [0.0, 0.0, 0.1], 0.01 * np.eye(3))
     # payload terms enter Gamma, so K_c must be recomputed for the new model
-    assert refinement_for(heavy).interval.upper > refinement_for(model).interval.upper
-    assert refinement_for(model).interval.upper == refinement_for(load_urdf(ROBOTS["ur5"])).interval.upper
+    assert global_coriolis_constant(heavy) > global_coriolis_constant(model)
+    assert global_coriolis_constant(model) == global_coriolis_constant(load_urdf(ROBOTS["ur5"]))
     # the value for a payload does not depend on the payloads swapped before
     light = model.with_payload("tool0", 0.5, [0.0, 0.0, 0.1], 0.001 * np.eye(3))
     other = load_urdf(ROBOTS["ur5"])
-    refinement_for(other.with_payload("tool0", 2.0, [0.1, 0.0, 0.0], 0.01 * np.eye(3))).interval.upper
-    assert refinement_for(light).interval.upper == refinement_for(
-        other.with_payload("tool0", 0.5, [0.0, 0.0, 0.1], 0.001 * np.eye(3))).interval.upper
+    global_coriolis_constant(other.with_payload("tool0", 2.0, [0.1, 0.0, 0.0], 0.01 * np.eye(3)))
+    assert global_coriolis_constant(light) == global_coriolis_constant(
+        other.with_payload("tool0", 0.5, [0.0, 0.0, 0.1], 0.001 * np.eye(3)))
 
 
 def test_bounds_hold_with_a_payload():
     """K_c of a payload model (searched from the bare robot's maxima) holds too."""
     model = load_urdf(ROBOTS["ur5"]).with_payload(
         "wrist_2_link", 3.0, [0.05, 0.1, 0.0], np.diag([0.02, 0.03, 0.04]))
-    kc_global = refinement_for(model).interval.upper
+    kc_global = global_coriolis_constant(model)
     rng = np.random.default_rng(7)
     q = random_configurations(model, rng, 20_000, urdf=ROBOTS["ur5"])
     x, y = rng.normal(size=(2, 20_000, model.nv))

@@ -18,6 +18,7 @@ from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pino
 from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
     coriolis_constant_interval, load_urdf, puma_urdf)
+from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
 from robot_dynamics_ros.dynamics.coriolis_boxes import box_bounds
 from robot_dynamics_ros.dynamics.coriolis_constant import Pace, refinement_for
 from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
@@ -252,7 +253,7 @@ def test_refine_only_tightens_and_continues():
         assert abs(numpy_kc(christoffel_symbols(model, new.witness)) - new.lower) <= 1e-10 * new.lower
     assert seen[-1].upper < seen[0].upper
     assert coriolis_constant_interval(model, time_budget=5.0) is seen[-1]
-    assert refinement_for(model).interval.upper == seen[-1].upper
+    assert global_coriolis_constant(model) == seen[-1].upper
 
 
 def test_one_thread_and_every_core_reach_the_same_interval():
@@ -353,7 +354,7 @@ def test_payload_model_has_its_own_first_bound_at_once():
     heavy = model.with_payload("tool0", 8.0, [0.0, 0.0, 0.2], 0.05 * np.eye(3))
     assert refinement_for(heavy) is not refinement_for(model)
     bounds = coriolis_bounds(heavy, np.zeros(heavy.nv), np.ones(heavy.nv))
-    assert bounds.kc_global > refinement_for(model).interval.upper
+    assert bounds.kc_global > global_coriolis_constant(model)
     best, _ = independent_ascent(heavy, urdf, samples=500, starts=2)
     assert best <= bounds.kc_global
 

@@ -19,6 +19,7 @@ from robot_dynamics_ros.dynamics import (CoriolisConstantRefinement, DynamicsErr
                                          coriolis_constant_interval, coriolis_matrix,
                                          christoffel_symbols, forward_dynamics, gravity_torques,
                                          inverse_dynamics, load_urdf, mass_matrix, puma_urdf, simulate)
+from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
 from robot_dynamics_ros.dynamics.urdf import read_urdf_file
 
 PUMA = load_urdf(puma_urdf())
@@ -270,9 +271,10 @@ def test_payload_mass_must_be_one_number():
     lambda model: all_terms(model, ZERO, ZERO),
     lambda model: CoriolisConstantRefinement(model),
     lambda model: coriolis_constant_interval(model),
+    lambda model: global_coriolis_constant(model),
 ], ids=["coriolis_bounds", "simulate", "mass_matrix", "mass_matrix-list", "gravity_torques", "inverse_dynamics", "coriolis_matrix",
         "christoffel_symbols", "forward_dynamics", "forward_dynamics-cholesky", "all_terms",
-        "CoriolisConstantRefinement", "coriolis_constant_interval"])
+        "CoriolisConstantRefinement", "coriolis_constant_interval", "global_coriolis_constant"])
 @pytest.mark.parametrize("model", [None, "panda", puma_urdf(), pin.Model()],
                          ids=["None", "name", "urdf-text", "pinocchio-model"])
 def test_every_public_function_expects_a_model(call, model):

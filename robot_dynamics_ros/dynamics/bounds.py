@@ -235,3 +235,10 @@ def joint_limits(model):
     body = [model.body_joint_names.index(name) for name in model.joint_names]
     return model.lower[body], model.upper[body], model.joint_type[body]
 
+
+def global_coriolis_constant(model) -> float:
+    """The model's current guaranteed upper bound on K_c (never waits: the
+    first call computes the first bound, in milliseconds), see
+    ``coriolis_constant.CoriolisConstantRefinement``."""
+    from .coriolis_constant import refinement_for  # it builds on this module
+    return refinement_for(model).interval.upper
