@@ -7,7 +7,8 @@ USAGE = """\
 usage: robot_dynamics_node [-h] [--ros-args ...]
 
 The robot_dynamics node: reads a URDF and, for every joint state, publishes
-the mass matrix, the Coriolis matrix, Coriolis bounds and gravity torques.
+its dynamics (mass matrix, Coriolis matrix, Coriolis bounds, gravity torques)
+in one stamped message.
 
 Parameters (--ros-args -p NAME:=VALUE, or --params-file FILE.yaml; each is
 documented in config/robot_dynamics.yaml):
@@ -21,7 +22,11 @@ documented in config/robot_dynamics.yaml):
                        the URDF declares a floating root joint)
   base_state_timeout   floating base: s within which a joint state's odometry
                        must be stamped (read-only, default 0.1)
-  publish_christoffel  also publish ~/christoffel_symbols (default false)
+  publish_christoffel  also fill DynamicsState.christoffel_symbols (default false)
+  publish_arrays       also publish the Float64MultiArray topics ~/mass_matrix,
+                       ~/coriolis_matrix, ~/coriolis_bounds (read-only, default false)
+  kc_refinement.time_budget, kc_refinement.memory_limit_mb
+                       background refinement of the K_c interval (read-only)
   payload.link, payload.mass, payload.com, payload.inertia
                        a payload on a link, changeable at run time
 
@@ -31,15 +36,18 @@ Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
        ~/payload             geometry_msgs/InertiaStamped, frame_id = link
        odom                  nav_msgs/Odometry, floating base only: pose and
                              twist of the root link (child_frame_id)
-  out  ~/mass_matrix, ~/coriolis_matrix, ~/coriolis_bounds,
-       ~/christoffel_symbols std_msgs/Float64MultiArray, row-major (a floating
+  out  ~/state               robot_dynamics_ros/DynamicsState, one per joint state:
+                             its stamp, the model revision, q and v used, M, C
+                             (row-major), g, the Coriolis bounds (a floating
                              base: 6 base coordinates, then the joints)
+       ~/model               robot_dynamics_ros/DynamicsModel, transient local:
+                             each revision's payloads, limits and K_c interval
        ~/gravity_torques     sensor_msgs/JointState, effort = g(q)
        /diagnostics          diagnostic_msgs/DiagnosticArray, 1 Hz
 
 Example:
   robot_dynamics_node --ros-args -p urdf_file:=robot.urdf -p publish_christoffel:=true
-  ros2 topic echo /robot_dynamics/mass_matrix
+  ros2 topic echo /robot_dynamics/state
   ros2 param set /robot_dynamics payload.mass 2.0
 """
 

@@ -21,7 +21,8 @@ def test_help_prints_usage_and_exits_at_once():
     assert run.returncode == 0, run.stderr
     assert elapsed < 2.0, f"--help took {elapsed:.1f} s"
     for expected in ("usage: robot_dynamics_node", "urdf_file", "payload.mass", "joint_states",
-                     "~/mass_matrix", "~/gravity_torques", "ros2 param set /robot_dynamics"):
+                     "~/state", "DynamicsState", "~/model", "~/gravity_torques", "publish_arrays",
+                     "ros2 param set /robot_dynamics"):
         assert expected in run.stdout, f"{expected!r} missing from --help:\n{run.stdout}"
 
 
