@@ -15,8 +15,11 @@ EXECUTABLE = Path(sys.executable).parent / "robot_dynamics_node"
 
 
 def test_help_prints_usage_and_exits_at_once():
+    # the executable installed in this environment, running this checkout's code
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(harness.REPO),
+                                                                   os.environ.get("PYTHONPATH")])))
     start = time.monotonic()
-    run = subprocess.run([str(EXECUTABLE), "--help"], capture_output=True, text=True, timeout=30)
+    run = subprocess.run([str(EXECUTABLE), "--help"], capture_output=True, text=True, timeout=30, env=env)
     elapsed = time.monotonic() - start
     assert run.returncode == 0, run.stderr
     assert elapsed < 2.0, f"--help took {elapsed:.1f} s"
