@@ -129,7 +129,9 @@ def test_ctrl_c_in_a_terminal_ends_the_node_and_its_refinement_process(tmp_path)
 
     urdf = tmp_path / "puma.urdf"
     urdf.write_text(puma_urdf())
-    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", log_path=tmp_path / "node.log", params_file=False)
+    # the refinement asked for: it may be off by default (it takes a core)
+    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", "-p", "kc_refinement.time_budget:=60.0",
+                               log_path=tmp_path / "node.log", params_file=False)
     try:
         workers = harness.Peer.wait_until(lambda: _children(node.process.pid), 120.0,
                                           "the refinement's process", period=0.001)
