@@ -5,7 +5,7 @@ Pinocchio route of n calls computeCoriolisMatrix(q, e_k)); every term the
 node publishes (M, C, g, Gamma, bounds; K_c cached) by all_terms and by five
 calls; batch (M, C, g) per sample
 against a Python loop over Pinocchio; and scaling with n for serial chains,
-binary trees, bipeds and quadrupeds (paper 003, Figs. 2-4), with fitted
+binary trees, bipeds and quadrupeds (Echeandia and Wensing 2021, Figs. 2-4), with fitted
 slopes and a log-log plot. Run: python bench/bench_coriolis.py [--plot PNG]
 """
 import argparse
@@ -24,7 +24,7 @@ from robot_dynamics_ros.dynamics import (  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
 
 BATCH = 10_000
-# Paper 003, Table 1 (C++, i7 3.2 GHz, 20 DoF): (C us, Gamma us)
+# Echeandia and Wensing 2021, Table 1 (C++, i7 3.2 GHz, 20 DoF): (C us, Gamma us)
 PAPER_TABLE_1 = {"serial": (18, 122), "binary tree": (10, 33),
                  "biped": (13, 64), "quadruped": (10, 37)}
 
@@ -90,9 +90,9 @@ def batch(name):
 
 
 def topologies(n):
-    """Parent lists with n joints: paper 003's four families, fixed base.
+    """Parent lists with n joints: Echeandia and Wensing's four families, fixed base.
 
-    Paper 003 puts a floating main body at the root of the biped and the
+    Echeandia and Wensing put a floating main body at the root of the biped and the
     quadruped; here the root is fixed and the legs hang from it.
     """
     def legs(count):

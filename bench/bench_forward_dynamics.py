@@ -2,9 +2,11 @@
 
 1. Per call (median of 7 runs) on panda and ur5, both methods, float64 and
    float32, against ``pin.aba``; batch throughput for N = 10,000 states.
-2. Paper 004 (Mata et al. 2002), Sec. 5.1, Table 5: Ascher's two-link arm,
+2. Mata, Provenzano, Valero and Cuadrado (2002), "Serial-robot dynamics
+   algorithms for moderately large numbers of joints", Sec. 5.1, Table 5: Ascher's two-link arm,
    |qdd_float64 - qdd_float32| over a turn of body 2, and cond(M).
-3. Paper 002 (Mohan and Saha 2007), Sec. 4.2, Table 3 and Fig. 8: forced
+3. Mohan and Saha (2007), "A recursive, numerically stable, and efficient
+   simulation algorithm for serial robots", Sec. 4.2, Table 3 and Fig. 8: forced
    simulation of the PUMA of Table 2 for the full T = 10 s; per joint, the
    time until |q - q_desired| exceeds a tolerance, the power balance, and
    the float32 forward-dynamics error along the trajectory.
@@ -27,7 +29,7 @@ from stability_cases import (ASCHER, ASCHER_GRAVITY, METHODS, PUMA_ATOL,  # noqa
 from robot_dynamics_ros.dynamics import forward_dynamics  # noqa: E402
 
 BATCH = 10_000
-# Table 3 tolerances (rad); paper 002 does not state its own.
+# Table 3 tolerances (rad); Mohan and Saha do not state their own.
 TOLERANCES = (1e-6, 1e-4, 1e-2)
 
 
@@ -55,7 +57,7 @@ def speed():
 
 def table5():
     cond, rows = ascher_table()
-    print(f"\nPaper 004, Table 5: Ascher's two-link arm, body 2 through 360 deg in "
+    print(f"\nMata et al. (2002), Table 5: Ascher's two-link arm, body 2 through 360 deg in "
           f"2 deg steps, qd = 0, tau = 0\n  parameters {ASCHER} (m2 chosen: the "
           f"paper's value is unreadable), gravity {ASCHER_GRAVITY}\n"
           f"  cond(M): min {cond.min():.3g}, max {cond.max():.3g}; "
@@ -71,7 +73,7 @@ def table5():
 
 def table3():
     model = puma_model()
-    print(f"\nPaper 002, Table 3: PUMA forced simulation, T = {PUMA_DURATION} s, RK45 "
+    print(f"\nMohan and Saha (2007), Table 3: PUMA forced simulation, T = {PUMA_DURATION} s, RK45 "
           f"rtol {PUMA_RTOL:g} atol {PUMA_ATOL:g}, outputs every 1 ms, float64")
     runs = {}
     for method in METHODS:

@@ -197,7 +197,7 @@ def base_state_from_odometry(msg, frames: BaseFrames) -> BaseState:
 class BaseStatePairing:
     """Odometry received so far, and the base state of each joint state.
 
-    The rule (DESIGN.md, ``base_state_timeout``): a joint state stamped t gets
+    The rule (docs/design.md, ``base_state_timeout``): a joint state stamped t gets
     the newest odometry (by header stamp) received before it whose stamp lies
     in [t - timeout, t + timeout]. Without one it is dropped: "no_base_state"
     when no usable odometry was received yet, "stale_base_state" when all of

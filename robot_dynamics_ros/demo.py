@@ -31,6 +31,7 @@ import rclpy  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.node import Node  # noqa: E402
+from rclpy.time import Time  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
@@ -105,38 +106,53 @@ class SimulatedPuma:
 
 
 class Stream(Node):
-    """A robot's description (latched) and its samples at ``rate`` Hz.
+    """A robot's description (latched) and, once ``ready()`` (the node serves
+    a model), its samples at ``rate`` Hz.
 
-    Sample k is due at start + k / rate. The timer only wakes the stream: a
-    tick that comes late (the simulation thread holds the GIL in bursts)
-    sends every sample due by then, so the rate holds on average; after a
-    stall longer than MAX_CATCH_UP samples (the first model build) the
-    stream moves its start instead of sending a flood. Each message is
-    stamped when it is sent, so the latency shown is the node's.
+    Waiting for the node keeps its first model build (seconds; ~30 s of
+    compiling on a first run) out of the stream: joint states sent before it
+    could only be dropped (``no_model``). Sample k is due at start + k / rate
+    and stamped so, as a driver stamps a measurement with the time it was
+    taken. The timer only wakes the stream: a tick that comes late (the
+    simulation thread holds the GIL in bursts) sends the samples due by then,
+    at most MAX_BURST of them, below the depth of the node's joint-state
+    queue (10) that a larger burst would overflow (a late timer fires once,
+    not once per period missed, and the node takes the burst before the next
+    tick); the rate holds on average.
+    After a stall of more than MAX_BEHIND seconds the stream goes on from
+    now: its stamps jump by more than a second, which the node takes for a
+    pause, not for lost joint states. The latency the monitor shows (output
+    time - stamp) includes the stream's own lateness while it catches up.
     Subclasses publish sample ``k`` in ``_send(k, stamp)``.
     """
 
-    MAX_CATCH_UP = 25
+    MAX_BURST = 8
+    MAX_BEHIND = 1.0
 
-    def __init__(self, name: str, urdf: str, rate: float):
+    def __init__(self, name: str, urdf: str, rate: float, ready=lambda: True):
         super().__init__(name)
         self.rate = rate
+        self._ready = ready
         self._period_ns = 1e9 / rate
         self._start_ns = None
         self._sent = 0
         self.create_publisher(String, "robot_description", DESCRIPTION_QOS).publish(String(data=urdf))
-        self.create_timer(1.0 / rate, self._tick)
+        self._timer = self.create_timer(1.0 / rate, self._tick)
 
     def _tick(self):
         now = self.get_clock().now().nanoseconds
         if self._start_ns is None:
-            self._start_ns = now
-        behind = int((now - self._start_ns) / self._period_ns) + 1 - self._sent
-        if behind > self.MAX_CATCH_UP:
-            self._start_ns += (behind - self.MAX_CATCH_UP) * self._period_ns
-            behind = self.MAX_CATCH_UP
-        for _ in range(behind):
-            self._send(self._sent, self.get_clock().now().to_msg())
+            if not self._ready():
+                return
+            # the time this tick was due, not now: a later tick that comes
+            # less late must still find its sample due
+            self._start_ns = now + self._timer.time_until_next_call() - self._period_ns
+        due = int((now - self._start_ns) / self._period_ns) + 1 - self._sent
+        if due > self.MAX_BEHIND * self.rate:
+            self._start_ns, due = now - self._sent * self._period_ns, 1
+        for _ in range(min(due, self.MAX_BURST)):
+            stamp = Time(nanoseconds=int(self._start_ns + self._sent * self._period_ns)).to_msg()
+            self._send(self._sent, stamp)
             self._sent += 1
 
     def _send(self, k: int, stamp):
@@ -146,9 +162,9 @@ class Stream(Node):
 class PumaStream(Stream):
     """The PUMA's joint states, simulated under computed-torque control."""
 
-    def __init__(self, rate: float):
+    def __init__(self, rate: float, ready=lambda: True):
         urdf = dynamics.puma_urdf()
-        super().__init__("puma_demo_stream", urdf, rate)
+        super().__init__("puma_demo_stream", urdf, rate, ready)
         model = dynamics.load_urdf(urdf)
         self._joints = list(model.joint_names)
         self._motion = SimulatedPuma(model, rate)
@@ -164,9 +180,9 @@ class PumaStream(Stream):
 class QuadrupedStream(Stream):
     """solo12's odometry and joint states, one stamp for both (demo_quadruped)."""
 
-    def __init__(self, rate: float):
+    def __init__(self, rate: float, ready=lambda: True):
         urdf = solo12_urdf()
-        super().__init__("solo12_demo_stream", urdf, rate)
+        super().__init__("solo12_demo_stream", urdf, rate, ready)
         self._motion = SwayingQuadruped(dynamics.load_urdf(urdf).joint_names)
         self._odometry = self.create_publisher(Odometry, "odom", 10)
         self._joint_states = self.create_publisher(JointState, "joint_states", 10)
@@ -208,14 +224,18 @@ def main(argv=None):
                         help="do not start the node here (it runs as another process)")
     options = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     stream, robot = ROBOTS[options.robot]
-    init_without_signal_handlers(argv)
+    # One writer on the terminal: the node's log lines reach it through
+    # /rosout and the monitor, not from the node's threads at any moment.
+    init_without_signal_handlers(argv if options.no_node else
+                                 list(argv) + ["--ros-args", "--disable-stdout-logs"])
+    monitor = None  # made second: it prints the introduction, the stream may fail first
     try:
-        nodes = [stream(options.rate)]
+        nodes = [stream(options.rate, ready=lambda: monitor is not None and monitor.node_serves())]
     except ExampleRobotDataMissing as error:
         rclpy.try_shutdown()
         print(f"robot_dynamics_demo: error: {error}", file=sys.stderr)
         return 2
-    monitor = Monitor(options.rate, options.duration, robot)
+    monitor = Monitor(options.rate, options.duration, robot, node_log=not options.no_node)
     nodes.append(monitor)
     if not options.no_node:
         nodes.append(DynamicsNode())

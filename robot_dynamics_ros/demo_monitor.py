@@ -12,6 +12,7 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import Log
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
@@ -22,6 +23,10 @@ from robot_dynamics_ros.node import NODE_NAME
 
 SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
 STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (a first run compiles ~30 s)
+# What rcl publishes /rosout with: a late subscriber still gets the lines before it.
+ROSOUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
+LOG_LEVELS = {Log.DEBUG: "DEBUG", Log.INFO: "INFO", Log.WARN: "WARN", Log.ERROR: "ERROR", Log.FATAL: "FATAL"}
 
 
 class DemoRobot(NamedTuple):
@@ -79,7 +84,13 @@ INTRODUCTION = """\
 
 
 class Monitor(Node):
-    def __init__(self, rate: float, duration=None, robot: DemoRobot = PUMA):
+    """The demo's one writer on the terminal (all from the executor's thread).
+
+    ``node_log``: also print the node's log lines, from /rosout (the demo
+    runs the node in its process with console logging off).
+    """
+
+    def __init__(self, rate: float, duration=None, robot: DemoRobot = PUMA, node_log: bool = False):
         super().__init__(f"{robot.name}_demo_monitor")
         self._robot = robot
         self._start = time.monotonic()
@@ -96,6 +107,8 @@ class Monitor(Node):
         self.create_subscription(DynamicsModel, f"{NODE_NAME}/model", self._on_model, QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
+        if node_log:
+            self.create_subscription(Log, "/rosout", self._on_log, ROSOUT_QOS)
         self.create_timer(1.0, self._tick)
         swap = ("Midway through the run" if duration else
                 f"{SWAP_AFTER_FIRST_OUTPUT:g} s after the first outputs")
@@ -108,6 +121,10 @@ class Monitor(Node):
         """--duration seconds of outputs shown: the wait for the first ones does not count."""
         return (self._duration is not None and self._first_output is not None
                 and time.monotonic() - self._first_output >= self._duration)
+
+    def node_serves(self) -> bool:
+        """The node has reported a model in its diagnostics."""
+        return bool(self._diagnostics and self._diagnostics.get("model"))
 
     def gave_up(self) -> bool:
         return self._first_output is None and self._elapsed() > STARTUP_LIMIT
@@ -133,6 +150,11 @@ class Monitor(Node):
                 self._diagnostics = {kv.key: kv.value for kv in status.values}
                 if self._swap_at is not None:
                     self._print_outputs(self._elapsed())
+
+    def _on_log(self, msg):
+        if msg.name == NODE_NAME:
+            level = LOG_LEVELS.get(msg.level, str(msg.level))
+            print(f"{self._elapsed():5.1f}  {NODE_NAME} {level}: {msg.msg}", flush=True)
 
     def _tick(self):
         t = self._elapsed()

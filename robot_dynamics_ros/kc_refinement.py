@@ -24,7 +24,6 @@ refinement is dropped with it.
 """
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -84,14 +83,21 @@ class KcRefiner:
     def _start_worker(self):
         """``python -m robot_dynamics_ros.kc_refinement``, not multiprocessing:
         its spawn would run the caller's main module again, and fork copies a
-        process whose DDS threads hold locks."""
+        process whose DDS threads hold locks.
+
+        The worker runs in a process group of its own, so a terminal's Ctrl-C
+        (sent to the node's whole group) reaches only the node, which then
+        stops the worker through the pipe. In the node's group the worker
+        could be interrupted before it had set up anything, while Python
+        itself was starting ("Fatal Python error: init_import_site ...
+        KeyboardInterrupt") or importing numba."""
         ours, theirs = socket.socketpair()
         package_root = str(Path(__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         command = [sys.executable, "-m", "robot_dynamics_ros.kc_refinement", str(theirs.fileno())]
         self._process = subprocess.Popen(command + self._arguments, pass_fds=(theirs.fileno(),),
-                                         env=env, stdin=subprocess.DEVNULL)
+                                         env=env, stdin=subprocess.DEVNULL, process_group=0)
         theirs.close()  # so that the worker's exit ends _receive
         self._pipe = Connection(ours.detach())
         self._receiver.start()
@@ -157,9 +163,7 @@ def _work(pipe, time_budget: float, memory_limit_mb: float, niceness: int):
     """The worker process: refine the last model received, one step at a time.
 
     It ends when the node says so or goes (its end of the pipe closes); a
-    terminal's Ctrl-C, sent to the node's whole process group, is the
-    node's to act on."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    terminal's Ctrl-C does not reach it (``KcRefiner._start_worker``)."""
     if niceness and sys.platform == "linux":
         os.setpriority(os.PRIO_PROCESS, 0, niceness)
     model: Optional[object] = None

@@ -43,7 +43,7 @@ from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.kc_refinement import KcRefiner
 from robot_dynamics_ros.messages import (
-    JointStateMatcher, JointStateRejected, StampGaps, payload_from_inertia)
+    JointStateMatcher, JointStateRejected, payload_from_inertia)
 from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
 from robot_dynamics_ros.model_source import ServedModel, read_description_file
 from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
@@ -52,6 +52,7 @@ from robot_dynamics_ros.outputs import (
     ARRAY_TOPICS, array_templates, compute_outputs, model_message, state_frame, state_template,
     state_values)
 from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped
+from robot_dynamics_ros.stamp_gaps import StampGaps
 
 NODE_NAME = "robot_dynamics"
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
@@ -333,8 +334,9 @@ class DynamicsNode(Node):
         stamp = msg.header.stamp
         lost = self._stamp_gaps.missing(stamp, msg.name)
         if lost:
-            self._drop("stamp_gap", f"{lost} joint states missing before stamp "
-                       f"{stamp.sec}.{stamp.nanosec:09d} (queue overflow?)", lost)
+            # counted on the stream's grid of stamps: a healthy stream counts none
+            self._drop("stamp_gap", f"{lost} joint states lost, found by stamp "
+                       f"{stamp.sec}.{stamp.nanosec:09d}", lost)
         live = self._service.live
         if live is None:
             # the start-up: the waiting line says what the node waits for

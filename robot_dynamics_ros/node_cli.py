@@ -26,6 +26,8 @@ documented in config/robot_dynamics.yaml):
   publish_christoffel  fill DynamicsState.christoffel_symbols (default false)
   publish_arrays       also publish the Float64MultiArray topics (read-only,
                        default false)
+  kc_refinement.time_budget, kc_refinement.memory_limit_mb
+                       background refinement of the K_c interval (read-only)
   payload.link, payload.mass, payload.com, payload.inertia
                        a payload on a link, changeable at run time
 

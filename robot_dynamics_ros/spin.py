@@ -33,7 +33,11 @@ def spin_until_stopped(executor, keep_spinning: Callable[[], bool] = lambda: Tru
     """Spin until SIGINT or SIGTERM, a shutdown of the context, or ``keep_spinning()`` is false.
 
     Before and after the loop the process's previous handlers apply (Python's
-    KeyboardInterrupt for Ctrl-C during a long start-up).
+    KeyboardInterrupt for Ctrl-C during a long start-up, or SIG_IGN for a
+    process started with SIGINT ignored, as a script's ``&`` starts it).
+    During the loop SIGINT stops the spin even then: it is how ``ros2 launch``
+    and a supervisor end a node, and a node that ignored it would wait for
+    their escalation to SIGTERM or SIGKILL.
     """
     stop = threading.Event()
     previous = {number: signal.signal(number, lambda *_: stop.set()) for number in STOP_SIGNALS}

@@ -6,6 +6,7 @@ print how tight K_c is (the largest ratio reached).
 """
 import numpy as np
 import pytest
+from eigen_kernels import symmetric_eigen_extremes
 
 from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                     random_configurations, random_urdf, rel_err)
@@ -13,7 +14,7 @@ from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
-    largest_singular_value, symmetric_eigen_extremes)
+    largest_singular_value)
 
 TRIPLES = 100_000
 CHUNK = 5_000

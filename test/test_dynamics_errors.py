@@ -190,6 +190,32 @@ def test_unparsable_number():
     assert_rejected(urdf(links={"forearm": inertial(mass="heavy")}), "forearm")
 
 
+VISUAL = '<visual><geometry><box size="0.1 0.1 0.3"/></geometry></visual>'
+
+
+def test_a_visual_only_description_is_refused_not_served_as_zeros():
+    """No link a joint moves carries inertia: every output would be zero. The
+    root link's inertia does not count on a fixed base (it never moves)."""
+    visual_only = {name: VISUAL for name in ("upper_arm", "forearm", "hand")}
+    assert_rejected(urdf(links=visual_only), "arm", "no link", "inertia", "visual-only")
+    assert_rejected(urdf(links=dict(visual_only, base=INERTIAL)), "no link", "inertia")
+    assert_rejected(urdf(links=dict(visual_only, hand=inertial(mass="0", ixx="0", iyy="0", izz="0"))),
+                    "no link", "inertia")
+
+
+def test_one_moving_link_with_inertia_is_enough():
+    """A rotor (inertia without mass) or a floating root link with mass makes
+    the dynamics non-zero: loaded. Which of those M is singular for is the
+    business of the algorithms that need its inverse."""
+    visual_only = {name: VISUAL for name in ("upper_arm", "forearm", "hand")}
+    rotor = load_urdf(urdf(links=dict(visual_only, hand=inertial(mass="0"))))
+    assert mass_matrix(rotor, np.zeros(rotor.nv)).any()
+    floating = load_urdf(urdf(links=dict(visual_only, base=INERTIAL)), base="floating")
+    q = np.zeros(floating.nq)
+    q[6] = 1.0  # the base's unit quaternion (x, y, z, w)
+    assert mass_matrix(floating, q).any()
+
+
 # ---------------------------------------------------------------------------
 # States
 

@@ -26,7 +26,15 @@ try:
     import launch_ros  # noqa: F401
     import psutil
 except ImportError as error:
-    reason = f"launch files not run: launch_ros is not importable here ({error}); .ci/run installs it"
+    pip = f"{sys.executable} -m pip install"
+    if error.name == "psutil":
+        install = f"{pip} -c requirements/constraints.txt -r requirements/launch.txt"
+    else:  # launch, launch_ros and ros2cli have no wheels on PyPI
+        install = (f"source a ROS 2 Jazzy installation, or install the wheels of launch, "
+                   f"launch_ros and ros2cli built from source: {pip} --no-deps "
+                   "../shared/wheels/*.whl -c requirements/constraints.txt "
+                   "-r requirements/launch.txt (what .ci/run does)")
+    reason = f"launch files not run: {error}; to run them, {install}"
     warnings.warn(reason)
     pytest.skip(reason, allow_module_level=True)
 
@@ -45,7 +53,9 @@ HAND_PAYLOAD = ("panda_hand", 1.5, [0.01, -0.02, 0.05], [0.004, 0.0002, 0.0, 0.0
 def workspace(tmp_path_factory):
     """A colcon workspace with this repository built in it, and this run's ROS domain."""
     if not COLCON.is_dir():
-        reason = f"launch files not run: colcon is not installed in {COLCON} (.ci/run installs it)"
+        reason = (f"launch files not run: colcon is not installed in {COLCON}; to run them, "
+                  f"{sys.executable} -m pip install --target {COLCON} -c requirements/constraints.txt "
+                  "-r requirements/colcon.txt (what .ci/run does)")
         warnings.warn(reason)
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("ws")

@@ -1,6 +1,7 @@
 """robot_dynamics_demo runs in one command and shows what the node publishes."""
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -30,6 +31,18 @@ def test_demo_shows_live_outputs_and_a_payload_swapped_midway():
     lines = run.stdout.splitlines()
     assert any("waiting for the /robot_dynamics node's first model" in line for line in lines), run.stdout
     assert any("payload accepted" in line for line in lines), run.stdout
+    # One writer on the terminal: after the introduction every line is the
+    # monitor's, its time first (or the table's header), the node's log lines
+    # among them and none on stderr. Quiet when healthy: the stream starts
+    # once the node serves (no joint state dropped for want of a model) and
+    # sends at most 8 a tick, one tick at a time however late, so the node's
+    # queue of 10 cannot overflow in this process: no WARN.
+    first = next(i for i, line in enumerate(lines) if "waiting for the" in line)
+    for line in lines[first:]:
+        assert re.match(r"\s*(\d+\.\d\s|t\s+out/s\s)", line), f"not a line of the monitor: {line!r}"
+    assert any("robot_dynamics INFO: serving 'puma560_mohan_saha'" in line for line in lines), run.stdout
+    assert "[INFO]" not in run.stderr and "[WARN]" not in run.stderr, run.stderr
+    assert "no_model" not in run.stdout and " WARN: " not in run.stdout, run.stdout
     rows = []
     for line in lines:
         # t, out/s, latency, M[0,0], M[1,1], M[2,2], g[1], g[2], ||C|| <= k_c|qd| <= K_c|qd|, payload

@@ -1,4 +1,4 @@
-"""Coriolis bounds built from the Christoffel symbols (MATH.md, last section).
+"""Coriolis bounds built from the Christoffel symbols (docs/math.md).
 
 ``C(q, x) y = sum_k x[k] Gamma_k(q) y`` with ``Gamma_k = Gamma[:, :, k]``, so
 by Cauchy-Schwarz over k, ``||C(q, x) y|| <= k_c(q) ||x|| ||y||`` with
@@ -21,7 +21,7 @@ from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenval
 from .finite import all_finite
 from .state import configuration_array, joint_array, raise_failure
 
-# What the node publishes on ~/coriolis_bounds, in order (DESIGN.md):
+# What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
 # New fields are only ever appended, so index-based consumers keep working.
 BOUNDS_FIELDS = ("coriolis_norm", "kc_config", "kc_global", "coriolis_bound", "m_eig_min", "m_eig_max",
@@ -104,7 +104,7 @@ def bound_values(data, gamma, mass, qd, out):
     kc_global_lower (0 here: the caller sets them).
 
     ``C = sum_k qd[k] Gamma_k`` and ``k_c = sqrt(sum_k ||Gamma_k||_2^2)``
-    (MATH.md). The n + 2 symmetric eigenproblems, the Gram matrices of the
+    (docs/math.md). The n + 2 symmetric eigenproblems, the Gram matrices of the
     n ``Gamma_k`` and of C for the spectral norms and M itself for its
     extreme eigenvalues, are reduced to tridiagonal form in lockstep in
     ``data.grams`` (eigen.py). Cost: O(n^4).

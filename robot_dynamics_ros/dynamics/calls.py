@@ -1,12 +1,12 @@
 """Calling the compiled kernels: each overload resolved once, batches on all cores.
 
-A call through numba's dispatcher types every argument before it runs, a
-structref through Python code (0.7 us for a trivial kernel of three
-arguments, against 0.2 us through its entry point, measured here); the
-compiled overload's own entry point only unboxes them. So each (kernel,
-precision, single or batch) is resolved once, through the dispatcher (which
-compiles it or loads it from the cache), and its entry point is called from
-then on; the hot path binds it to the thread's ``Data`` (``bind``).
+A call through numba's dispatcher types every argument before it runs (a
+structref through Python code), where the compiled overload's own entry
+point only unboxes them (docs/benchmarks.md, "Calling a compiled kernel").
+So each (kernel, precision, single or batch) is resolved once, through the
+dispatcher (which compiles it or loads it from the cache), and its entry
+point is called from then on; the hot path binds it to the thread's
+``Data`` (``bind``).
 
 Every kernel loops over a leading sample axis and releases the GIL
 (``nogil=True``), so a batch is cut into one contiguous chunk per core and

@@ -1,4 +1,4 @@
-"""Christoffel symbols of the first kind, Gamma[i, j, k] (MATH.md)."""
+"""Christoffel symbols of the first kind, Gamma[i, j, k] (docs/math.md)."""
 import numpy as np
 from numba import njit
 
@@ -77,8 +77,8 @@ def free_flyer_symbols(model, data, G):
     (Ic the composite of the deeper of r and i, which is Ic_r as the base
     bodies are massless), gains ``(Ic_r S_r) . (S_k x S_i) v_k`` for k > i.
     With these the symbols are Pinocchio's ``computeCoriolisMatrix(q, e_k)``
-    (paper 003, Remark 5: generalized speeds; MATH.md "Floating base"); they
-    are no longer symmetric in j and k. Needs the composites ``data.Ic``.
+    (Echeandia and Wensing 2021, Remark 5: generalized speeds; docs/math.md
+    "Floating base"); they are no longer symmetric in j and k. Needs the composites ``data.Ic``.
     Cost: O(n).
     """
     S, F, t = data.S, data.f, data.t  # F_r = Ic_r S_r, rnea's forces as scratch
@@ -233,7 +233,7 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
     """Christoffel symbols of the first kind, (n, n, n) or (N, n, n, n).
 
     ``Gamma[i, j, k] = 1/2 (dM[i,j]/dq[k] + dM[i,k]/dq[j] - dM[j,k]/dq[i])``,
-    torque index first (MATH.md); ``C(q, qd)[i, j] = sum_k Gamma[i, j, k]
+    torque index first (docs/math.md); ``C(q, qd)[i, j] = sum_k Gamma[i, j, k]
     qd[k]``.
 
     - ``method="tree"``: Algorithm 2 of S. Echeandia and P. M. Wensing,
@@ -248,7 +248,7 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
       otherwise), cost O(n^3). An independent second method.
 
     A floating base: the tensor with ``C(q, v) = sum_k Gamma[:, :, k] v_k``
-    for its generalized speeds (paper 003, Remark 5), Pinocchio's
+    for its generalized speeds (Echeandia and Wensing 2021, Remark 5), Pinocchio's
     ``computeCoriolisMatrix(q, e_k)``; not symmetric in j and k where both
     are base speeds (``free_flyer_symbols``); "safeea" refuses such models.
     For ``mimic="reduce"`` models the symbols transform as a tensor:

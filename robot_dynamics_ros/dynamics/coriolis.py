@@ -126,7 +126,7 @@ def _coriolis_matrix(data, Q, QD, out):
 def coriolis_matrix(model, q, qd, *, out=None):
     """Christoffel-consistent Coriolis matrix C(q, qd), (n, n) or (N, n, n).
 
-    ``C[i, j] = sum_k Gamma[i, j, k] qd[k]`` (MATH.md), so ``Mdot - 2 C`` is
+    ``C[i, j] = sum_k Gamma[i, j, k] qd[k]`` (docs/math.md), so ``Mdot - 2 C`` is
     skew-symmetric and ``C qd`` are the velocity-product torques. Computed by
     Algorithm 1 of S. Echeandia and P. M. Wensing, "Numerical Methods to
     Compute the Coriolis Matrix and Christoffel Symbols for Rigid-Body
@@ -136,8 +136,9 @@ def coriolis_matrix(model, q, qd, *, out=None):
     O(n d), d the depth of the tree (O(n^2) for a serial chain). For
     ``mimic="reduce"`` models, ``C_r = J^T C(J qd) J`` (their Theorem 1).
     A floating base: Algorithm 1 with the base twist as generalized speeds
-    (paper 003, Remarks 5 and 6), still with ``Mdot = C + C^T``: Pinocchio's
-    ``computeCoriolisMatrix`` of a free-flyer model (docs/floating_base.md).
+    (Echeandia and Wensing 2021, Remarks 5 and 6), still with
+    ``Mdot = C + C^T``: Pinocchio's ``computeCoriolisMatrix`` of a
+    free-flyer model (docs/floating_base.md).
     ``out``: an array of the result's shape to write into.
     """
     if out is None and is_sample(model, q, qd):

@@ -1,6 +1,6 @@
 """A guaranteed interval for the global Coriolis constant K_c = sup_q k_c(q).
 
-``k_c(q) = sqrt(sum_k ||Gamma_k(q)||_2^2)`` (MATH.md); ``K_c`` is its supremum
+``k_c(q) = sqrt(sum_k ||Gamma_k(q)||_2^2)`` (docs/math.md); ``K_c`` is its supremum
 over the joint limits (continuous joints: all angles). Controllers use K_c in
 stability proofs, so what is published as ``kc_global`` must be an upper
 bound that holds for every q, rounding included. This module keeps, per
@@ -8,7 +8,7 @@ model, an interval ``[lower, upper]`` that contains K_c:
 
 1. **First bound** (construction, O(nb^3) time and memory: 1 ms for a
    44-joint humanoid, 26 ms for a 100-joint chain):
-   q-independent bounds on every |Gamma_ijk| body by body from the MATH.md
+   q-independent bounds on every |Gamma_ijk| body by body from the docs/math.md
    derivative formula of M, then the spectral norms of the
    nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
    bound). See ``first_upper_bound`` and docs/coriolis_constant.md.
@@ -35,7 +35,7 @@ model, an interval ``[lower, upper]`` that contains K_c:
    mid-range, their effect bounded apart (``CoriolisConstantRefinement._box_setup``).
 
 Joints whose parent is the fixed world never enter Gamma: turning or sliding
-their whole subtree rigidly leaves M unchanged (MATH.md: dM_ab/dq_c = 0
+their whole subtree rigidly leaves M unchanged (docs/math.md: dM_ab/dq_c = 0
 when c is an ancestor of both a and b), so the search drops them.
 Gravity never enters Gamma. The subtrees of several such joints (legs, a
 torso) share no body, so K_c^2 is the sum of theirs and each is refined on

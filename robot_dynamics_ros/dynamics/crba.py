@@ -17,7 +17,7 @@ def crba(model, data, M):
     """M from ``data.S`` and the composites ``data.Ic``, in world coordinates.
 
     ``M[i, j] = S_i^T Ic_j S_j`` for i an ancestor of j (or j itself), and 0
-    for unrelated joints (MATH.md). This is the product that Safeea, Neto and
+    for unrelated joints (docs/math.md). This is the product that Safeea, Neto and
     Bearee, "Reducing the Computational Complexity of Mass-Matrix Calculation
     for High DOF Robots" (IROS 2018), eqs. (30)-(31), write with 3-vectors as
     ``A_ij = k_i^T mu_ij`` (the GDAHJ), and Featherstone, "Rigid Body

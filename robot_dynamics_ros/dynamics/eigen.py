@@ -204,19 +204,6 @@ def _reduce_one(A, work):
 
 
 @njit(cache=True, nogil=True)
-def symmetric_eigen_extremes(A, work):
-    """(smallest, largest) eigenvalue of the symmetric A (n, n).
-
-    ``work`` (n, n) is overwritten. Cost: 2/3 n^3 for the reduction and
-    a few O(n) Laguerre steps per end.
-    """
-    if A.shape[0] == 0:
-        return 0.0, 0.0
-    _reduce_one(A, work)
-    return smallest_eigenvalue(work), largest_eigenvalue(work, -np.inf)
-
-
-@njit(cache=True, nogil=True)
 def largest_singular_value(A, gram, work):
     """||A||_2 = sqrt(largest eigenvalue of A^T A); gram and work (n, n).
 

@@ -105,7 +105,7 @@ def _all_float32(*arrays):
 def _mass_matrix_solve(model, inputs, dtype):
     """qdd from M(q) (CRBA), the bias C qd + g (RNEA) and a Cholesky solve.
 
-    Mimic-reduced models get ``J^T M J`` and ``J^T (C qd + g)`` (MATH.md).
+    Mimic-reduced models get ``J^T M J`` and ``J^T (C qd + g)`` (docs/math.md).
     Returns (qdd, status per sample, the first failed sample or -1).
     """
     (_, q), (_, qd), (_, tau) = inputs

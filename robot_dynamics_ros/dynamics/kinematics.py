@@ -1,4 +1,4 @@
-"""Forward kinematics to world-frame spatial quantities (MATH.md conventions).
+"""Forward kinematics to world-frame spatial quantities (docs/math.md conventions).
 
 For each body: its world pose, the joint's motion subspace
 ``S_i = [z_i; p_i x z_i]`` (revolute) or ``[0; z_i]`` (prismatic) and the

@@ -83,7 +83,7 @@ class Model:
     - ``lower``, ``upper`` (nb,): joint limits (+-inf where there are none).
     - ``coordinate_map`` (nb, nv), ``coordinate_offset`` (nb,):
       ``q_full = coordinate_map @ q + coordinate_offset`` (identity unless
-      mimic joints are reduced, MATH.md "Fixed coordinate changes"); for a
+      mimic joints are reduced, docs/math.md "Mimic joints"); for a
       floating base, rows and columns 0-5 are the base speeds (an identity
       block) and the 7 numbers of the base pose pass into q_full unchanged.
     - ``joint_placement[0]`` of a floating base: the pose of the free-flyer's

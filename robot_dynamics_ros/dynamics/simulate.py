@@ -58,7 +58,7 @@ def simulate(model, q0, qd0, torque, t_end, *, method="recursive",
     and ``DynamicsError`` when the forward dynamics fail (singular M) or
     the integrator gives up (for instance when the motion blows up).
     """
-    # imported here: DESIGN.md keeps dynamics/ importable with numpy, numba
+    # imported here: docs/design.md keeps dynamics/ importable with numpy, numba
     # and urdf-parser-py alone; only simulating needs scipy
     from scipy.integrate import OdeSolver, solve_ivp
 

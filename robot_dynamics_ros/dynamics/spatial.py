@@ -1,6 +1,6 @@
 """Spatial vector products in world coordinates, written out for numba.
 
-Motion vectors are ``[w; v_O]``, force vectors ``[n_O; f]`` (MATH.md). The
+Motion vectors are ``[w; v_O]``, force vectors ``[n_O; f]`` (docs/math.md). The
 functions write into ``out`` so that the recursions allocate nothing.
 """
 from numba import njit

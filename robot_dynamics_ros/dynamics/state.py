@@ -2,7 +2,7 @@
 
 Every public algorithm takes one sample ``(n,)`` or a batch ``(N, n)``; the
 compiled kernels see the values of all joints of the tree (``nb``), and for
-``mimic="reduce"`` models the coordinate change of MATH.md is applied here.
+``mimic="reduce"`` models the coordinate change of docs/math.md is applied here.
 
 Shapes and types are checked in Python, finiteness in the compiled kernels:
 they check every input before a sample and every output after it, and

@@ -43,9 +43,10 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
     ``mimic="independent"`` keeps mimic joints as ordinary joints of q;
     ``"reduce"`` removes them from q (``q_mimic = multiplier * q_master +
     offset``). Raises ``URDFError`` naming the element at fault, also for
-    numbers beyond the limits of ``limits`` and for a fixed robot without
-    moving joints. Every check costs time linear in the size of the
-    description.
+    numbers beyond the limits of ``limits``, for a fixed robot without
+    moving joints, and for one whose moving links carry no inertia at all (a
+    visual-only description, as some vendors ship: every output would be
+    zero). Every check costs time linear in the size of the description.
     """
     if base not in ("auto", "fixed", "floating"):
         raise URDFError(f"base must be 'auto', 'fixed' or 'floating', got {base!r}")
@@ -116,6 +117,12 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
         link_inertia[body] = combine_inertias(
             link_inertia[body], mass, rot @ com + pose[:3, 3],
             rot @ inertia_c @ rot.T)
+    if not link_inertia.any():
+        raise URDFError(
+            f"robot '{robot.name}': no link that a joint moves has inertia (an <inertial> "
+            "with a mass or a rotational inertia), so every mass matrix, Coriolis term and "
+            "torque would be zero: a visual-only description needs its links' <inertial> "
+            "elements")
 
     names = [joint.name for joint, _, _ in bodies]
     base_bodies = BASE_BODIES if floating else 0
