@@ -46,8 +46,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
     seconds["K_c first bound (once per model)"] = time.perf_counter() - start
     reader = bag_io.open_reader(source)
     writer = bag_io.open_writer(target, "sqlite3")
-    kc = (0.0, global_coriolis_constant(model))
-    streams = OutputStreams(writer, served, False, (0.0, kc[1]), "first_bound")
+    streams = OutputStreams(writer, served, False, (0.0, global_coriolis_constant(model)), "first_bound")
     matcher = JointStateMatcher(model.joint_names)
     connections = bag_io.topic_connections(reader, "/joint_states", bag_io.JOINT_STATE)
     chunks = bag_io.read_chunks(reader, connections, CHUNK, source)
