@@ -7,6 +7,7 @@ switch to a tree robot (solo12) on the same topic. Tests run in file order
 and each leaves the node without payloads.
 """
 
+import hashlib
 import math
 import time
 
@@ -165,6 +166,50 @@ def test_kc_interval_only_tightens_and_diagnostics_show_it(panda, no_payloads):
     bounds = panda.compute(q, qd)["coriolis_bounds"]
     assert bounds[fields.index("kc_config")] <= bounds[upper]
     assert bounds[upper] <= refinement_for(heavy).first_bound * (1 + 1e-12)
+
+
+def test_model_topic_describes_each_revision(panda, no_payloads):
+    """~/model: one message per revision (again when its K_c interval
+    tightens), the robot as its URDF says (names, limits, description hash),
+    the payloads served, and an interval that only tightens within a revision;
+    a late subscriber gets the current one (transient local)."""
+    peer = panda.peer
+    payload = HAND_PAYLOAD
+    peer.set_parameters(payload_parameters(*payload), atomically=True)
+    wait_served(peer, payload)
+    q, qd = panda.state()
+    state = panda.compute(q, qd)["state"]
+    models = peer.messages("model")
+    revisions = [m.revision for m in models]
+    assert revisions == sorted(revisions) and state.model_revision == revisions[-1]
+    current = models[-1]
+    urdf = robots.urdf_text(panda.path)
+    joints = robots.urdf_joints(panda.path)
+    assert (current.robot_name, current.base, current.nq, current.nv) == ("panda", "fixed", 9, 9)
+    assert list(current.names) == list(state.names)
+    assert current.description_sha256 == hashlib.sha256(urdf.encode()).hexdigest()
+    limited = [name for name in current.names if joints[name]["lower"] is not None]
+    assert list(current.limited_joints) == limited
+    np.testing.assert_array_equal(current.lower_limits, [joints[name]["lower"] for name in limited])
+    np.testing.assert_array_equal(current.upper_limits, [joints[name]["upper"] for name in limited])
+    (served,) = current.payloads
+    link, mass, com, inertia = payload
+    assert (served.header.frame_id, served.inertia.m) == (link, mass)
+    assert [served.inertia.com.x, served.inertia.com.y, served.inertia.com.z] == com
+    assert [served.inertia.ixx, served.inertia.ixy, served.inertia.ixz, served.inertia.iyy,
+            served.inertia.iyz, served.inertia.izz] == inertia
+    for revision in set(revisions):
+        mine = [m for m in models if m.revision == revision]
+        assert all(m.kc_source in ("first_bound", "refining", "refined") for m in mine)
+        assert all(b.kc_global <= a.kc_global and b.kc_global_lower >= a.kc_global_lower
+                   for a, b in zip(mine, mine[1:]))
+    assert current.kc_global >= state.kc_config
+    late = harness.Peer("late_peer", outputs=("model",))
+    try:
+        late.wait_until(lambda: late.count("model") > 0, 10.0, "~/model for a late subscriber")
+        assert late.messages("model")[-1].revision == peer.messages("model")[-1].revision
+    finally:
+        late.close()
 
 
 def test_names_in_any_order_extra_names_and_empty_velocity(panda):
