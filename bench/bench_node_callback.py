@@ -95,8 +95,8 @@ def main():
 
         def arrays(stamp, q, qd, terms):
             for topic in topics:
-                node._pub_arrays[topic].publish(live.arrays[topic].encode_one((getattr(terms, topic),)))
-            node._pub_gravity.publish(live.gravity.encode_one((terms.gravity_torques,), stamp))
+                node._pub_arrays[topic].publish(live.templates[topic].encode_one((getattr(terms, topic),)))
+            node._pub_gravity.publish(live.templates["gravity_torques"].encode_one((terms.gravity_torques,), stamp))
 
         for case in inputs[:200]:
             state(*case)

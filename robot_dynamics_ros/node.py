@@ -89,8 +89,7 @@ class _Live:
     served: ServedModel
     revision: int  # DynamicsModel.revision of ``served``
     matcher: JointStateMatcher
-    gravity: CdrTemplate  # ~/gravity_torques
-    arrays: Optional[Dict[str, CdrTemplate]]  # the array topics (publish_arrays), else None
+    templates: Dict[str, CdrTemplate]  # ~/gravity_torques and the array topics, by topic name
     # ~/state templates by (frame_id, publish_christoffel), made on first use
     states: Dict[Tuple[str, bool], CdrTemplate] = field(default_factory=dict)
 
@@ -252,14 +251,11 @@ class DynamicsNode(Node):
         compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv))
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
         same_outputs = old is not None and old.served.coordinates == served.coordinates
-        templates = old.arrays if same_outputs and old.arrays is not None else array_templates(
-            served.joints, served.base)
         self._revision += 1
         live = _Live(
             served=served, revision=self._revision,
             matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
-            gravity=old.gravity if same_outputs else templates["gravity_torques"],
-            arrays=templates if self._publish_arrays else None,
+            templates=old.templates if same_outputs else array_templates(served.joints, served.base),
         )
         self._publish_model(live)
         return live
@@ -371,10 +367,11 @@ class DynamicsNode(Node):
         christoffel = self._service.parameters["publish_christoffel"]
         out_state = live.state_template(state_frame(served, frame), christoffel).encode_one(
             state_values(served, q, qd, terms, christoffel), stamp)
-        out_gravity = live.gravity.encode_one((served.reorder(terms.gravity_torques),), stamp)
+        templates = live.templates
+        out_gravity = templates["gravity_torques"].encode_one((served.reorder(terms.gravity_torques),), stamp)
         out_arrays = None
-        if live.arrays is not None:
-            out_arrays = [(topic, live.arrays[topic].encode_one((served.reorder(getattr(terms, topic)),)))
+        if self._publish_arrays:
+            out_arrays = [(topic, templates[topic].encode_one((served.reorder(getattr(terms, topic)),)))
                           for topic in ARRAY_TOPICS if christoffel or topic != "christoffel_symbols"]
         self._status.computed(time.perf_counter_ns() - start)
         self._pub_state.publish(out_state)
