@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Optional
 
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
+from robot_dynamics_ros.dynamics.kc import refinement_for
 
 STEP_SECONDS = 0.1  # one refinement step: how late a model switch or a stop is noticed
 

@@ -18,10 +18,10 @@ from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pino
 from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
     coriolis_constant_interval, load_urdf, puma_urdf)
-from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
-from robot_dynamics_ros.dynamics.coriolis_boxes import box_bounds
-from robot_dynamics_ros.dynamics.coriolis_constant import Pace, refinement_for
-from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
+from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
+from robot_dynamics_ros.dynamics.kc.boxes import box_bounds
+from robot_dynamics_ros.dynamics.kc.search import Pace, refinement_for
+from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
 
 # The configuration of the issue: panda's k_c there (4.36844) is above the
 # K_c that the sampled search used to publish (4.36590). Found by 20,000
@@ -200,11 +200,11 @@ def test_every_box_bound_holds_on_its_box(name):
     (so the test could fail). The random robots have prismatic sides
     (``_lines``: parabolas); panda's
     fingers, and tree-44-5's prismatic leaf, are frozen at mid-range
-    (``_box_setup``), so the points take any of their values within the
+    (``box_setup``), so the points take any of their values within the
     limits."""
     urdf = _urdf(name)
     model = load_urdf(urdf)
-    setup = _finish(CoriolisConstantRefinement(model, memory_limit_mb=40.0)._box_setup())
+    setup = _finish(CoriolisConstantRefinement(model, memory_limit_mb=40.0).box_setup())
     ranges = joint_ranges(model, urdf)
     frozen = [c for c in np.flatnonzero(model.parent >= 0) if c not in setup.free]
     if name == "panda":
@@ -364,7 +364,7 @@ def test_without_jit_the_first_bound_is_the_same():
     jit = first_upper_bound(load_urdf(puma_urdf()))[0]
     plain = worst_error_without_jit(
         "from robot_dynamics_ros.dynamics import load_urdf, puma_urdf\n"
-        "from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound\n"
+        "from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound\n"
         "print('WORST', repr(first_upper_bound(load_urdf(puma_urdf()))[0]))\n")
     assert abs(plain - jit) <= 1e-12 * jit
 
