@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from kc_ascent import independent_ascent, numpy_kc
 from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pinocchio, named_urdf,
                     worst_error_without_jit)
 from robot_dynamics_ros.dynamics import (
@@ -29,28 +30,6 @@ from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
 PANDA_ISSUE_Q = np.array([-0.9148839020267572, -0.5665147892958299, 1.6698362607375645,
                           -0.4049970321258943, 0.43890521457801895, 2.4762625980729274,
                           -1.1575994647517798, 0.04, 0.0])
-
-
-def numpy_kc(gamma):
-    """k_c = sqrt(sum_k ||Gamma_k||_2^2) from LAPACK's SVD, for (..., n, n, n)."""
-    per_k = np.linalg.norm(np.moveaxis(gamma, -1, -3), 2, axis=(-2, -1))
-    return np.sqrt((per_k ** 2).sum(axis=-1))
-
-
-def independent_ascent(model, urdf, extra_starts=(), samples=1500, starts=4, seed=0):
-    """(best k_c found, where): random q within the URDF's limits, then
-    L-BFGS-B on -k_c from the best of them and from ``extra_starts``."""
-    ranges = joint_ranges(model, urdf)
-    rng = np.random.default_rng(seed)
-    q = ranges[:, 0] + (ranges[:, 1] - ranges[:, 0]) * rng.random((samples, model.nv))
-    values = numpy_kc(christoffel_symbols(model, q))
-    best_value, best_q = float(values.max()), q[np.argmax(values)]
-    for q0 in list(q[np.argsort(values)[-starts:]]) + [np.asarray(s, float) for s in extra_starts]:
-        result = minimize(lambda x: -numpy_kc(christoffel_symbols(model, x)), q0,
-                          method="L-BFGS-B", bounds=ranges, options={"maxiter": 60})
-        if -result.fun > best_value:
-            best_value, best_q = float(-result.fun), result.x
-    return best_value, best_q
 
 
 def _urdf(name):
