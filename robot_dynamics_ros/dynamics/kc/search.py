@@ -360,41 +360,49 @@ class CoriolisConstantRefinement:
         """The ``BoxSetup`` of the branch and bound, or None when its grid
         is too large (a generator: the expansions of Gamma take many steps).
 
-        A prismatic coordinate whose joint moves a leaf body (a gripper's
-        finger) is frozen at its mid-range f0 when other coordinates remain:
-        Gamma is a polynomial of degree <= 2 in it, c0 + c1 T1(x) + c2 T2(x)
-        with x = (f - f0) / r on its Chebyshev nodes, so Gamma(f) - Gamma(f0)
-        = c1 x + 2 c2 x^2 has N <= N(c1) + 2 N(c2), each bounded over q by
-        ``fourier_derivative_bounds`` of c1 = (Gamma(f0 + r) - Gamma(f0 -
-        r)) / 2 and c2 = (Gamma(f0 + r) + Gamma(f0 - r) - 2 Gamma(f0)) / 4.
-        Only the leaf body depends on f, and on no other frozen coordinate,
-        so the differences of several frozen coordinates add up. Panda's
-        fingers: 15,625 grid points instead of 140,625.
+        Some coordinates are frozen at their mid-range f0 and their effect
+        bounded apart (``frozen_bound``, added to every box bound): a
+        prismatic coordinate whose joint moves a leaf body (a gripper's
+        finger) always, when other coordinates remain; and when the grid of
+        the others would still exceed ``_MAX_FOURIER_SAMPLES``, every
+        coordinate off the trunk (the joints that are not ancestor or
+        descendant of every other one: a gripper's fingers below its
+        palm). The frozen coordinates c_1..c_K (parents first) are released
+        one at a time (telescoping): Gamma(x, c) - Gamma(x, c0) is the sum
+        over i of D_i = Gamma(.., c0_<i, c_i, c_>i) - Gamma(.., c0_<i, c0_i,
+        c_>i). Gamma is a sum over bodies of terms that depend on the
+        bodies' ancestors only, so D_i involves the bodies below c_i alone,
+        and depends on x, on c_i and on the frozen coordinates below c_i,
+        over which its bound is taken (``_frozen_term``). ``None`` when the
+        trunk's grid, or one term's, is too large.
         """
         model = self.model
         free, prismatic, lo, hi = self.domain()
-        frozen = prismatic & ~np.isin(free, np.asarray(model.parent))
+        parent = np.asarray(model.parent)
+        frozen = prismatic & ~np.isin(free, parent)
         if frozen.all():
             frozen[:] = False
+        if _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
+            frozen |= ~_on_the_trunk(parent, free)
+            if frozen.all() or _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
+                return None
         kept = ~frozen
-        if np.prod(np.where(prismatic[kept], 3, 5)) > _MAX_FOURIER_SAMPLES:
+        below = [_descendants(parent, coordinate) for coordinate in free]
+        terms = [kept | (frozen & np.isin(free, below[index])) for index in np.flatnonzero(frozen)]
+        if any(_grid_size(prismatic[varied]) > _MAX_FOURIER_SAMPLES for varied in terms):
             return None
         margin = value_margin(model, self.first_bound)
         entry_margin = margin + 8 * (kept.sum() + 2) * _EPS * self.first_bound
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         base[free[frozen]] = 0.5 * (lo + hi)[frozen]
-        expansion = (model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin,
-                     0.75 * self.memory_limit_mb * 1e6, base)
-        derivatives = yield from fourier_derivative_bounds(*expansion, self._pace)
+        memory = 0.75 * self.memory_limit_mb * 1e6
+        derivatives = yield from fourier_derivative_bounds(
+            model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin, memory, base, self._pace)
         frozen_bound = 0.0
-        for coordinate, radius in zip(free[frozen], 0.5 * (hi - lo)[frozen]):
-            step = np.zeros(model.nv)
-            step[coordinate] = radius
-            linear, _, _ = yield from fourier_derivative_bounds(
-                *expansion, self._pace, ((step, 0.5), (-step, -0.5)))
-            quadratic, _, _ = yield from fourier_derivative_bounds(
-                *expansion, self._pace, ((step, 0.25), (-step, 0.25), (None, -0.5)))
-            frozen_bound += linear + 2.0 * quadratic
+        for index, varied in zip(np.flatnonzero(frozen), terms):
+            expansion = (model, free[varied], prismatic[varied], lo[varied], hi[varied], entry_margin, memory, base)
+            frozen_bound += yield from _frozen_term(expansion, free[index], prismatic[index],
+                                                    0.5 * (hi - lo)[index], self._pace)
         return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]),
                         base, derivatives, frozen_bound, margin, entry_margin)
 
@@ -482,6 +490,69 @@ class CoriolisConstantRefinement:
                 centres, levels, bounds, axes, live, parents, child_centres,
                 np.concatenate([child_levels, child_levels]), child_bounds, child_axes, lower,
                 self.tolerance * lower, settled)
+
+
+def _grid_size(prismatic):
+    """Tensor-grid samples of an expansion over coordinates of these kinds."""
+    return int(np.prod(np.where(prismatic, 3, 5)))
+
+
+def _descendants(parent, body):
+    """The bodies strictly below ``body`` (parents come first)."""
+    below = np.zeros(len(parent), dtype=bool)
+    for child in range(body + 1, len(parent)):
+        below[child] = parent[child] == body or (parent[child] >= 0 and below[parent[child]])
+    return np.flatnonzero(below)
+
+
+def _on_the_trunk(parent, free):
+    """Per coordinate of ``free`` (bodies): ancestor or descendant of every other one."""
+    related = np.zeros((len(free), len(free)), dtype=bool)
+    for a, body in enumerate(free):
+        below = set(_descendants(parent, body).tolist())
+        for b, other in enumerate(free):
+            if a == b or other in below:
+                related[a, b] = related[b, a] = True
+    return related.all(axis=1)
+
+
+def _frozen_term(expansion, coordinate, prismatic, radius, pace):
+    """A bound on N(Gamma(q with ``coordinate`` at f0 + t) - Gamma(q with it at
+    f0)) for |t| <= ``radius`` and every q over the expansion's coordinates
+    (a generator; ``fourier_derivative_bounds`` of ``expansion`` bounds each
+    coefficient below over them).
+
+    Prismatic: c0 + c1 T1(x) + c2 T2(x) with x = t / r (Chebyshev), so the
+    difference c1 x + 2 c2 x^2 has N <= N(c1) + 2 N(c2), c1 = (Gamma(f0 + r)
+    - Gamma(f0 - r)) / 2, c2 = (Gamma(f0 + r) + Gamma(f0 - r) - 2
+    Gamma(f0)) / 4. Revolute: from the 5 angles s_j = 2 pi j / 5 about f0,
+    ``Gamma(f0 + t) - Gamma(f0) = sum_{a=1,2} A_a (cos(a t) - 1) + B_a
+    sin(a t)`` with A_a = 2/5 sum_j Gamma(f0 + s_j) cos(a s_j) and B_a the
+    same with sin, so N <= sum_a N(A_a) (1 - cos(min(a r, pi))) + N(B_a)
+    sin(min(a r, pi / 2))."""
+    model = expansion[0]
+
+    def offset(value):
+        step = np.zeros(model.nv)
+        step[coordinate] = value
+        return step
+
+    if prismatic:
+        linear, _, _ = yield from fourier_derivative_bounds(
+            *expansion, pace, ((offset(radius), 0.5), (offset(-radius), -0.5)))
+        quadratic, _, _ = yield from fourier_derivative_bounds(
+            *expansion, pace, ((offset(radius), 0.25), (offset(-radius), 0.25), (None, -0.5)))
+        return linear + 2.0 * quadratic
+    angles = 2.0 * np.pi * np.arange(5) / 5
+    total = 0.0
+    for order in (1, 2):
+        for weights, factor in ((0.4 * np.cos(order * angles), 1.0 - np.cos(min(order * radius, np.pi))),
+                                (0.4 * np.sin(order * angles), np.sin(min(order * radius, 0.5 * np.pi)))):
+            combination = tuple((None if j == 0 else offset(angles[j]), weights[j])
+                                for j in range(5) if weights[j] != 0.0)
+            value, _, _ = yield from fourier_derivative_bounds(*expansion, pace, combination)
+            total += value * factor
+    return total
 
 
 def _grown(array, used, capacity):
