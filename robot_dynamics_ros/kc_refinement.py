@@ -4,7 +4,7 @@ the control loop. A model with a certificate needs none: the certificate's
 interval is served from the first output (``dynamics.kc.certificate.serve_certificate``).
 
 A served model publishes its first guaranteed K_c bound at once (the fast,
-configuration-independent bound of ``dynamics.coriolis_constant``); a worker
+configuration-independent bound of ``dynamics.kc``); a worker
 process then refines the interval [kc_global_lower, kc_global] of the model
 being served, in short steps, under a time budget per model, and sends each
 step's interval back. The outputs read the model's current interval on every

@@ -59,8 +59,8 @@ def _certificate(engine, model, directory, **options):
     return path, json.loads(path.read_text())
 
 
-@pytest.mark.parametrize("name, budget", [("puma", 4.0), ("ur5_robot", 4.0), ("panda", 4.0),
-                                          ("chain-7-6", 3.0), ("tree-8-7", 3.0)])
+@pytest.mark.parametrize("name, budget", [("puma", 2.0), ("ur5_robot", 2.0), ("panda", 2.0),
+                                          ("chain-7-6", 2.0), ("tree-8-7", 2.0)])
 def test_no_ascent_exceeds_a_certificate(engine, tmp_path, name, budget):
     """Certificates stopped by their time budget (so their upper ends are
     whatever the search had reached) are still bounds: an independent
@@ -68,8 +68,8 @@ def test_no_ascent_exceeds_a_certificate(engine, tmp_path, name, budget):
     urdf = _write_urdf(tmp_path, name)
     model = load_urdf(urdf)
     path, document = _certificate(engine, model, tmp_path, gap=1.05, time_budget=budget, unit_seconds=0.5)
-    best, where = independent_ascent(model, str(urdf), extra_starts=[document["witness_q"]], samples=400,
-                                     starts=2)
+    best, where = independent_ascent(model, str(urdf), extra_starts=[document["witness_q"]], samples=300,
+                                     starts=1)
     assert best <= document["kc_global"], (best, where.tolist(), document["kc_global"])
     assert document["kc_global_lower"] <= best * (1 + 1e-9)
     assert verify(path, model).upper == document["kc_global"]
@@ -197,3 +197,33 @@ def test_a_served_certificate_is_the_models_interval_from_the_first_output(small
     assert certificate_for(other, path.parent) is None
     with pytest.raises(CertificateError, match="another model"):
         certificate_for(other, path)
+
+
+def test_a_floating_base_keeps_its_first_bound_and_verifies(engine, tmp_path):
+    """No box search applies to a floating base (its Gamma's structure in q
+    is not the one the boxes use): the certificate states the first bound,
+    and --verify checks that and the witness."""
+    urdf = _write_urdf(tmp_path, "chain-4-3")
+    model = load_urdf(urdf, base="floating")
+    path, document = _certificate(engine, model, tmp_path, gap=1.05, time_budget=5.0)
+    assert [part["kind"] for part in document["parts"]] == ["first_bound"]
+    assert verify(path, model).upper == document["kc_global"]
+    assert certify_main(["--verify", str(path), str(urdf), "--base", "floating"]) == 0
+    assert certify_main(["--verify", str(path), str(urdf), "--base", "fixed"]) == 1
+
+
+@pytest.mark.parametrize("arguments, needle", [
+    (["x.urdf", "--payload-range", "tool", "3", "0", "0.1", "0", "0.1", "0", "0.1"], "not supported yet"),
+    (["--verify", "only-one.json"], "--verify CERT URDF"),
+    (["missing.urdf"], "missing.urdf"),
+])
+def test_bad_arguments_exit_with_status_2_and_say_why(arguments, needle, capsys):
+    assert certify_main(arguments) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_a_gap_below_one_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        certify_main(["x.urdf", "--gap", "0.9"])
+    assert exit_info.value.code == 2
+    assert ">= 1" in capsys.readouterr().err

@@ -8,7 +8,7 @@ model, an interval ``[lower, upper]`` that contains K_c:
 
 1. **First bound** (construction, O(nb^3) time and memory: 1 ms for a
    44-joint humanoid, 26 ms for a 100-joint chain):
-   q-independent bounds on every |Gamma_ijk| body by body from the MATH.md
+   q-independent bounds on every |Gamma_ijk| body by body from the docs/math.md
    derivative formula of M, then the spectral norms of the
    nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
    bound). See ``first_upper_bound`` and docs/coriolis_constant.md.
