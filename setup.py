@@ -95,6 +95,7 @@ setup(
     extras_require={
         "simulate": ["scipy"],  # dynamics.simulate and the demo
         "replay": ["rosbags", "matplotlib"],  # robot_dynamics_replay, --plot
+        "certify": ["dask", "distributed"],  # robot_dynamics_certify
     },
     zip_safe=False,
     maintainer="robot_dynamics_ros developers",
@@ -107,6 +108,7 @@ setup(
             "robot_dynamics_node = robot_dynamics_ros.node_cli:main",
             "robot_dynamics_demo = robot_dynamics_ros.demo:main",
             "robot_dynamics_replay = robot_dynamics_ros.replay:main",
+            "robot_dynamics_certify = robot_dynamics_ros.certify.cli:main",
         ],
     },
 )

@@ -21,7 +21,7 @@ from common import HEADER, per_call_us, robot_pair, row, topology_urdf  # noqa: 
 from robot_dynamics_ros.dynamics import (  # noqa: E402
     all_terms, christoffel_symbols, coriolis_bounds, coriolis_matrix, gravity_torques,
     load_urdf, mass_matrix)
-from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
+from robot_dynamics_ros.dynamics.kc import global_coriolis_constant  # noqa: E402
 
 BATCH = 10_000
 # Echeandia and Wensing 2021, Table 1 (C++, i7 3.2 GHz, 20 DoF): (C us, Gamma us)

@@ -33,7 +33,7 @@ from robots import example_robot_urdf, random_urdf  # noqa: E402
 
 from robot_dynamics_ros.dynamics import (  # noqa: E402
     CoriolisConstantRefinement, load_urdf, puma_urdf)
-from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound  # noqa: E402
+from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound  # noqa: E402
 
 ROBOTS = {
     "panda": lambda: example_robot_urdf("panda"),

@@ -21,7 +21,7 @@ from robots import example_robot_urdf  # noqa: E402
 from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
 
 from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
-from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
+from robot_dynamics_ros.dynamics.kc import global_coriolis_constant  # noqa: E402
 from robot_dynamics_ros.messages import JointStateMatcher  # noqa: E402
 from robot_dynamics_ros.outputs import compute_outputs  # noqa: E402
 from robot_dynamics_ros.model_source import load_description  # noqa: E402

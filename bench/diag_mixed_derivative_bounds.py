@@ -43,8 +43,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
 import robots  # noqa: E402
 from robot_dynamics_ros.dynamics import (  # noqa: E402
-    christoffel_symbols, coriolis_boxes, coriolis_constant, load_urdf)
-from robot_dynamics_ros.dynamics.bounds import config_coriolis_constant, joint_limits  # noqa: E402
+    christoffel_symbols, load_urdf)
+from robot_dynamics_ros.dynamics.kc import boxes as coriolis_boxes, search as coriolis_constant  # noqa: E402
+from robot_dynamics_ros.dynamics.kc.constant import config_coriolis_constant  # noqa: E402
 from robot_dynamics_ros.dynamics.model import REVOLUTE  # noqa: E402
 
 DEGREE_2_POINTS = 5   # samples per angle that determine a degree-2 trigonometric polynomial
@@ -55,7 +56,7 @@ ENTRY_BLOCK = 48      # entries of Gamma transformed at once (memory)
 def expansion(model, free):
     """Fourier coefficients C (5,)*m + (entries,) of Gamma over the angles ``free`` (the
     other coordinates at mid-range), the entries j <= k of Gamma[i, j, k] and their weights."""
-    lower, upper, _ = joint_limits(model)
+    lower, upper, _ = model.joint_limits()
     middle = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2, 0.0)
     angles = 2 * np.pi * np.arange(DEGREE_2_POINTS) / DEGREE_2_POINTS
     grid = np.array(np.meshgrid(*[angles] * len(free), indexing="ij")).reshape(len(free), -1).T
@@ -111,7 +112,7 @@ def main():
     model = load_urdf(Path(dict(robots.example_robot_urdfs())[options.robot]).read_text())
     # the angles the refinement searches: joints on the world do not enter Gamma; prismatic
     # joints (panda's fingers) stay at mid-range
-    _, _, kinds = joint_limits(model)
+    _, _, kinds = model.joint_limits()
     body = [model.body_joint_names.index(name) for name in model.joint_names]
     free = [c for c in range(model.nv) if kinds[c] == REVOLUTE and model.parent[body[c]] != -1]
     if options.volume:
@@ -192,7 +193,7 @@ def near_maximal_volume(model, samples=200_000):
     """Print the share of random configurations where k_c is near the lower end."""
     refinement = coriolis_constant.CoriolisConstantRefinement(model)
     lower = refinement.refine(10.0, parallel=True).lower
-    free, prismatic, low, high = refinement._domain()
+    free, prismatic, low, high = refinement.domain()
     rng = np.random.default_rng(1)
     q = rng.uniform(refinement._lower_limit, refinement._upper_limit, (samples, model.nv))
     values = config_coriolis_constant(model, q)

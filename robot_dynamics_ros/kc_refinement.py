@@ -1,7 +1,10 @@
-"""Tightening K_c in the background, off the node's hot path, without ROS.
+"""Tightening K_c in the background, off the node's hot path, without ROS:
+opt-in (``DEFAULT_TIME_BUDGET`` is 0), since the process takes a core from
+the control loop. A model with a certificate needs none: the certificate's
+interval is served from the first output (``dynamics.kc.certificate.serve_certificate``).
 
 A served model publishes its first guaranteed K_c bound at once (the fast,
-configuration-independent bound of ``dynamics.coriolis_constant``); a worker
+configuration-independent bound of ``dynamics.kc``); a worker
 process then refines the interval [kc_global_lower, kc_global] of the model
 being served, in short steps, under a time budget per model, and sends each
 step's interval back. The outputs read the model's current interval on every
@@ -33,20 +36,25 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Optional
 
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
+from robot_dynamics_ros.dynamics.kc import refinement_for
 
 STEP_SECONDS = 0.1  # one refinement step: how late a model switch or a stop is noticed
+# seconds of refinement per model unless asked: none (the node's
+# ``kc_refinement.time_budget`` parameter should default to this)
+DEFAULT_TIME_BUDGET = 0.0
 
 
 class KcRefiner:
     """Refines the K_c interval of one model at a time in a worker process.
 
-    ``time_budget``: seconds of refinement per model (0 turns refinement off:
-    the fast bound stays); ``memory_limit_mb``: the refinement's bound on its
+    ``time_budget``: seconds of refinement per model (0, the default, turns
+    refinement off: the fast bound, or a certificate's interval, stays);
+    ``memory_limit_mb``: the refinement's bound on its
     own work memory; ``niceness``: the worker's nice value.
     """
 
-    def __init__(self, *, time_budget: float, memory_limit_mb: float, niceness: int = 0):
+    def __init__(self, *, time_budget: float = DEFAULT_TIME_BUDGET, memory_limit_mb: float = 160.0,
+                 niceness: int = 0):
         self._time_budget = float(time_budget)
         self._memory_limit_mb = float(memory_limit_mb)
         self._lock = threading.Lock()  # the fields below, and sends on the pipe

@@ -41,7 +41,8 @@ from std_msgs.msg import Float64MultiArray, String
 from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state, stamp_ns
 from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
-from robot_dynamics_ros.kc_refinement import KcRefiner
+from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, serve_certificate
+from robot_dynamics_ros.kc_refinement import DEFAULT_TIME_BUDGET, KcRefiner
 from robot_dynamics_ros.messages import (
     JointStateMatcher, JointStateRejected, payload_from_inertia)
 from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
@@ -88,6 +89,7 @@ class _Live:
 
     served: ServedModel
     revision: int  # DynamicsModel.revision of ``served``
+    certificate: str  # the K_c certificate file serving its interval, or ""
     matcher: JointStateMatcher
     templates: Dict[str, CdrTemplate]  # ~/gravity_torques and the array topics, by topic name
     # ~/state templates by (frame_id, publish_christoffel), made on first use
@@ -125,6 +127,7 @@ class DynamicsNode(Node):
             for topic in ARRAY_TOPICS} if self._publish_arrays else {}
         self._pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
+        self._kc_certificate = self.get_parameter("kc_certificate").value
         self._refiner = KcRefiner(
             time_budget=self.get_parameter("kc_refinement.time_budget").value,
             memory_limit_mb=self.get_parameter("kc_refinement.memory_limit_mb").value,
@@ -231,9 +234,14 @@ class DynamicsNode(Node):
         self.declare_parameter("payload.inertia", [0.0] * 6, _descriptor(
             "Payload inertia [ixx, ixy, ixz, iyy, iyz, izz] about its CoM in link axes, kg m^2",
             doubles))
-        self.declare_parameter("kc_refinement.time_budget", 60.0, _descriptor(
-            "Seconds spent tightening the K_c interval of each served model in the background "
-            "(0: keep the first guaranteed bound)", double, read_only=True,
+        self.declare_parameter("kc_certificate", "", _descriptor(
+            "A K_c certificate file (robot_dynamics_certify), or a directory searched for the "
+            "certificate of each served model by its hash; a match serves its interval from the "
+            "first output", string, read_only=True))
+        self.declare_parameter("kc_refinement.time_budget", DEFAULT_TIME_BUDGET, _descriptor(
+            "Seconds spent tightening the K_c interval of each served model without a certificate "
+            "in a background process, which takes a core from the control loop (0, the default: "
+            "keep the first guaranteed bound)", double, read_only=True,
             floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1e6)]))
         self.declare_parameter("kc_refinement.memory_limit_mb", 160.0, _descriptor(
             "Work memory of that refinement, MB", double, read_only=True,
@@ -248,12 +256,13 @@ class DynamicsNode(Node):
         (builder thread); its DynamicsModel is published before any
         DynamicsState of its revision can be."""
         self._refiner.refinement(served.model)  # the first K_c bound, with the node's memory limit
+        certificate = self._certificate(served.model)
         compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv))
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
         same_outputs = old is not None and old.served.coordinates == served.coordinates
         self._revision += 1
         live = _Live(
-            served=served, revision=self._revision,
+            served=served, revision=self._revision, certificate=certificate,
             matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
             templates=old.templates if same_outputs else array_templates(served.joints, served.base),
         )
@@ -272,17 +281,36 @@ class DynamicsNode(Node):
             gc.collect()
             gc.freeze()
             self._gc_frozen = True
-        self._refiner.follow(live.served.model)
+        if not live.certificate:
+            self._refiner.follow(live.served.model)
         payloads = ", ".join(f"{p.link} {p.mass:g} kg" for p in live.served.payloads.values())
         self.get_logger().info(
             f"serving {live.served.model.name!r} (model revision {live.revision}) with payloads: "
             f"{payloads or 'none'}")
 
+    def _certificate(self, model) -> str:
+        """The path of the certificate that now serves ``model``'s K_c interval
+        (parameter kc_certificate), or "" (the first bound; refused with the
+        reason when the file is another model's)."""
+        location = self._kc_certificate
+        if not location:
+            return ""
+        try:
+            certificate = serve_certificate(model, location)
+        except (CertificateError, OSError) as error:
+            self._report_error(f"K_c certificate {location} not served: {error}")
+            return ""
+        if certificate is None:
+            self.get_logger().info(f"no K_c certificate for this model in {location}: its first "
+                                   "guaranteed bound serves (robot_dynamics_certify makes one)")
+            return ""
+        return str(certificate.path)
+
     def _publish_model(self, live: _Live):
         """``~/model`` for ``live``, when its revision or K_c interval changed."""
         model = live.served.model
         interval = self._refiner.refinement(model).interval
-        source = kc_source(self._refiner.status(model))
+        source = "certificate" if live.certificate else kc_source(self._refiner.status(model))
         key = (live.revision, interval.lower, interval.upper, source)
         with self._model_lock:
             # never an older revision after a newer one: transient local
@@ -293,7 +321,7 @@ class DynamicsNode(Node):
             self._model_published = key
             self._pub_model.publish(model_message(
                 live.served, live.revision, (interval.lower, interval.upper), source,
-                stamp=self.get_clock().now().to_msg()))
+                live.certificate, stamp=self.get_clock().now().to_msg()))
 
     def _on_set_parameters(self, params) -> SetParametersResult:
         """All of a request or none of it: the service validates, then applies."""
@@ -393,7 +421,7 @@ class DynamicsNode(Node):
     def _publish_diagnostics(self):
         live = self._service.live
         served = live.served if live else None
-        kc = self._refiner.status(served.model) if live else None
+        kc = {**self._refiner.status(served.model), "kc_certificate": live.certificate} if live else None
         if live is not None:
             self._publish_model(live)  # the K_c interval may have tightened
         base_states = self._base_states

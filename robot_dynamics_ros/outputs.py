@@ -23,7 +23,6 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayou
 from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import BOUNDS_FIELDS
-from robot_dynamics_ros.dynamics.bounds import joint_limits
 from robot_dynamics_ros.model_source import ServedModel
 from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
 
@@ -95,7 +94,7 @@ def model_message(served: ServedModel, revision: int, kc_interval,
     if kc_source not in KC_SOURCES:
         raise ValueError(f"kc_source {kc_source!r} is not one of {', '.join(KC_SOURCES)}")
     model = served.model
-    lower, upper, _ = joint_limits(model)
+    lower, upper, _ = model.joint_limits()
     limited = [i for i in range(len(model.joint_names))
                if np.isfinite(lower[i]) or np.isfinite(upper[i])]
     order = [model.joint_names.index(name) for name in served.joints]

@@ -5,7 +5,8 @@
 # changed, then runs
 #   demo    the package's main job on the embedded PUMA (the light install:
 #           numpy, numba, urdf-parser-py, scipy, rclpy and messages)
-#   replay  robot_dynamics_replay (adds rosbags and matplotlib)
+#   replay  robot_dynamics_replay (adds matplotlib and Dask)
+#   certify robot_dynamics_certify, K_c certificates (the same)
 #   test    the test suite (adds the oracles: Pinocchio, example-robot-data, ...)
 #   bench   the benchmarks in bench/ (adds MuJoCo)
 set -euo pipefail
@@ -15,10 +16,10 @@ cmd=${1:-test}
 shift || true
 case "$cmd" in
   demo)   sets="build runtime ros" ;;
-  replay) sets="build runtime ros replay" ;;
+  replay|certify) sets="build runtime ros replay" ;;
   test)   sets="build runtime ros replay test" ;;
   bench)  sets="build runtime ros replay test bench" ;;
-  *) echo "usage: scripts/run.sh demo|replay|test|bench [args]" >&2; exit 2 ;;
+  *) echo "usage: scripts/run.sh demo|replay|certify|test|bench [args]" >&2; exit 2 ;;
 esac
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -49,6 +50,7 @@ export NUMBA_CACHE_DIR="$PWD/$venv/numba-cache/$(find robot_dynamics_ros/dynamic
 case "$cmd" in
   demo)   exec "$venv/bin/python" -m robot_dynamics_ros.demo "$@" ;;
   replay) exec "$venv/bin/python" -m robot_dynamics_ros.replay "$@" ;;
+  certify) exec "$venv/bin/python" -m robot_dynamics_ros.certify.cli "$@" ;;
   # with a file or folder first (scripts/run.sh test test/test_node.py), only that
   test)   if [ $# -gt 0 ] && [ -e "$1" ]; then exec "$venv/bin/python" -m pytest -q "$@"; fi
           exec "$venv/bin/python" -m pytest -q test "$@" ;;

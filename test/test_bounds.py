@@ -12,7 +12,7 @@ from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                     random_configurations, random_urdf, rel_err)
 from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
-from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
+from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
     largest_singular_value)
 

@@ -13,15 +13,16 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from kc_ascent import independent_ascent, numpy_kc
 from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pinocchio, named_urdf,
                     worst_error_without_jit)
 from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
     coriolis_constant_interval, load_urdf, puma_urdf)
-from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
-from robot_dynamics_ros.dynamics.coriolis_boxes import box_bounds
-from robot_dynamics_ros.dynamics.coriolis_constant import Pace, refinement_for
-from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
+from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
+from robot_dynamics_ros.dynamics.kc.boxes import box_bounds
+from robot_dynamics_ros.dynamics.kc.search import Pace, refinement_for
+from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
 
 # The configuration of the issue: panda's k_c there (4.36844) is above the
 # K_c that the sampled search used to publish (4.36590). Found by 20,000
@@ -29,28 +30,6 @@ from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
 PANDA_ISSUE_Q = np.array([-0.9148839020267572, -0.5665147892958299, 1.6698362607375645,
                           -0.4049970321258943, 0.43890521457801895, 2.4762625980729274,
                           -1.1575994647517798, 0.04, 0.0])
-
-
-def numpy_kc(gamma):
-    """k_c = sqrt(sum_k ||Gamma_k||_2^2) from LAPACK's SVD, for (..., n, n, n)."""
-    per_k = np.linalg.norm(np.moveaxis(gamma, -1, -3), 2, axis=(-2, -1))
-    return np.sqrt((per_k ** 2).sum(axis=-1))
-
-
-def independent_ascent(model, urdf, extra_starts=(), samples=1500, starts=4, seed=0):
-    """(best k_c found, where): random q within the URDF's limits, then
-    L-BFGS-B on -k_c from the best of them and from ``extra_starts``."""
-    ranges = joint_ranges(model, urdf)
-    rng = np.random.default_rng(seed)
-    q = ranges[:, 0] + (ranges[:, 1] - ranges[:, 0]) * rng.random((samples, model.nv))
-    values = numpy_kc(christoffel_symbols(model, q))
-    best_value, best_q = float(values.max()), q[np.argmax(values)]
-    for q0 in list(q[np.argsort(values)[-starts:]]) + [np.asarray(s, float) for s in extra_starts]:
-        result = minimize(lambda x: -numpy_kc(christoffel_symbols(model, x)), q0,
-                          method="L-BFGS-B", bounds=ranges, options={"maxiter": 60})
-        if -result.fun > best_value:
-            best_value, best_q = float(-result.fun), result.x
-    return best_value, best_q
 
 
 def _urdf(name):
@@ -200,11 +179,11 @@ def test_every_box_bound_holds_on_its_box(name):
     (so the test could fail). The random robots have prismatic sides
     (``_lines``: parabolas); panda's
     fingers, and tree-44-5's prismatic leaf, are frozen at mid-range
-    (``_box_setup``), so the points take any of their values within the
+    (``box_setup``), so the points take any of their values within the
     limits."""
     urdf = _urdf(name)
     model = load_urdf(urdf)
-    setup = _finish(CoriolisConstantRefinement(model, memory_limit_mb=40.0)._box_setup())
+    setup = _finish(CoriolisConstantRefinement(model, memory_limit_mb=40.0).box_setup())
     ranges = joint_ranges(model, urdf)
     frozen = [c for c in np.flatnonzero(model.parent >= 0) if c not in setup.free]
     if name == "panda":
@@ -364,7 +343,7 @@ def test_without_jit_the_first_bound_is_the_same():
     jit = first_upper_bound(load_urdf(puma_urdf()))[0]
     plain = worst_error_without_jit(
         "from robot_dynamics_ros.dynamics import load_urdf, puma_urdf\n"
-        "from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound\n"
+        "from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound\n"
         "print('WORST', repr(first_upper_bound(load_urdf(puma_urdf()))[0]))\n")
     assert abs(plain - jit) <= 1e-12 * jit
 

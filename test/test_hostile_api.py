@@ -19,7 +19,7 @@ from robot_dynamics_ros.dynamics import (CoriolisConstantRefinement, DynamicsErr
                                          coriolis_constant_interval, coriolis_matrix,
                                          christoffel_symbols, forward_dynamics, gravity_torques,
                                          inverse_dynamics, load_urdf, mass_matrix, puma_urdf, simulate)
-from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant
+from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.urdf import read_urdf_file
 
 PUMA = load_urdf(puma_urdf())

@@ -13,9 +13,8 @@ from scipy.optimize import minimize
 
 from robots import example_robot_urdf, random_urdf
 from robot_dynamics_ros.dynamics import christoffel_symbols, coriolis_bounds, load_urdf
-from robot_dynamics_ros.dynamics.bounds import joint_limits
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
-from robot_dynamics_ros.dynamics.coriolis_first_bound import first_upper_bound
+from robot_dynamics_ros.dynamics.kc import refinement_for
+from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
 
 ROBOTS = {
     "solo12": lambda: load_urdf(example_robot_urdf("solo12"), base="floating"),
@@ -31,7 +30,7 @@ def column_norms(model, q):
 
 
 def search_box(model):
-    lower, upper, _ = joint_limits(model)
+    lower, upper, _ = model.joint_limits()
     limited = np.isfinite(lower) & np.isfinite(upper)
     return np.where(limited, lower, -np.pi), np.where(limited, upper, np.pi)
 

@@ -93,15 +93,18 @@ def test_follows_a_payload_swap_and_leaves_the_old_model():
         refiner.stop()
 
 
-def test_zero_budget_keeps_the_first_bound():
+def test_refinement_is_opt_in_and_a_zero_budget_keeps_the_first_bound():
+    """By default (budget 0) no refinement process starts: it would take a
+    core from the control loop."""
     model = load_urdf(puma_urdf())
-    refiner = KcRefiner(time_budget=0.0, memory_limit_mb=50.0)
+    refiner = KcRefiner(memory_limit_mb=50.0)
     first = refiner.refinement(model).interval
     try:
         refiner.follow(model)
         time.sleep(0.5)
         assert refiner.refinement(model).interval[:2] == first[:2]
         assert refiner.status(model)["kc_refinement"] == "budget spent"
+        assert refiner._process is None
     finally:
         refiner.stop()
 

@@ -20,7 +20,7 @@ from std_msgs.msg import String
 import robots
 import ros_harness as harness
 from robot_dynamics_ros.dynamics import load_urdf
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
+from robot_dynamics_ros.dynamics.kc import refinement_for
 
 STARTUP_TIMEOUT = 180.0  # first run on a machine compiles the numba kernels
 PAYLOAD_TIMEOUT = 60.0  # generous: a loaded CI machine builds models slowly

@@ -24,7 +24,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 import robots
 import ros_harness as harness
 from robot_dynamics_ros.dynamics import load_urdf, puma_urdf
-from robot_dynamics_ros.dynamics.coriolis_constant import refinement_for
+from robot_dynamics_ros.dynamics.kc import refinement_for
 from robot_dynamics_ros.replay import main as replay_main
 
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)

@@ -8,8 +8,8 @@ import pytest
 from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, named_urdf
 from robot_dynamics_ros.dynamics import (
     CoriolisConstantRefinement, DynamicsError, christoffel_symbols, load_urdf)
-from robot_dynamics_ros.dynamics.bounds import config_coriolis_constant
-from robot_dynamics_ros.dynamics.subtrees import root_subtrees
+from robot_dynamics_ros.dynamics.kc.constant import config_coriolis_constant
+from robot_dynamics_ros.dynamics.kc.subtrees import root_subtrees
 
 
 @pytest.mark.parametrize("name", ["solo12", "romeo", "tree-21-5", "tree-23-12"])

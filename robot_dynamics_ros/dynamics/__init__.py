@@ -9,11 +9,11 @@ qdd and tau (``model.nv``), docs/floating_base.md.
 from .terms import AllTerms, all_terms
 from .bounds import BOUNDS_FIELDS, CoriolisBounds, coriolis_bounds
 from .christoffel import christoffel_symbols
-from .coriolis_constant import CoriolisConstantRefinement, KcInterval, coriolis_constant_interval
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix
 from .errors import CoriolisConstantError, DynamicsError, PayloadError, StateError, URDFError
 from .forward_dynamics import forward_dynamics
+from .kc import CoriolisConstantRefinement, KcInterval, coriolis_constant_interval
 from .model import Model
 from .puma import puma_urdf
 from .rnea import gravity_torques, inverse_dynamics

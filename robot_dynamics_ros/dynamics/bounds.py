@@ -1,4 +1,4 @@
-"""Coriolis bounds built from the Christoffel symbols (docs/math.md).
+"""Coriolis bounds built from the Christoffel symbols (docs/math.md, last section).
 
 ``C(q, x) y = sum_k x[k] Gamma_k(q) y`` with ``Gamma_k = Gamma[:, :, k]``, so
 by Cauchy-Schwarz over k, ``||C(q, x) y|| <= k_c(q) ||x|| ||y||`` with
@@ -19,6 +19,8 @@ from .crba import mass_matrix
 from .errors import StateError
 from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
 from .finite import all_finite
+from .kc.constant import gram_matrices, kc_of_reduced
+from .kc.search import refinement_for, set_global_constants
 from .state import configuration_array, joint_array, raise_failure
 
 # What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
@@ -35,7 +37,7 @@ class CoriolisBounds(NamedTuple):
     - ``kc_config``: ``k_c(q)``, so ``||C(q, x) y|| <= k_c ||x|| ||y||``.
     - ``kc_global``: a guaranteed upper bound on ``K_c`` over the joint
       limits, the model's current one (``inf`` for a prismatic joint without
-      limits); see ``coriolis_constant``.
+      limits); see ``kc.search``.
     - ``m_eig_min``, ``m_eig_max``: extreme eigenvalues of M(q).
     - ``kc_global_lower``: the largest k_c(q) computed at a configuration
       found within the limits: K_c lies in ``[kc_global_lower, kc_global]``.
@@ -47,55 +49,6 @@ class CoriolisBounds(NamedTuple):
     m_eig_min: float | np.ndarray
     m_eig_max: float | np.ndarray
     kc_global_lower: float
-
-
-@njit(cache=True, nogil=True)
-def _gram_matrices(gamma, grams):
-    """``grams[r, c, k]`` (lower triangles, k < n) = the Gram matrices
-    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T``, ``g_ik = Gamma[i, k, :]``.
-
-    Gamma is symmetric in its last two indices, so ``Gamma[i, r, :]`` holds
-    row r of every ``Gamma_k`` at once, contiguous: the n matrices are built
-    side by side, ready to be reduced in lockstep.
-    """
-    n = gamma.shape[0]
-    for r in range(n):
-        for c in range(r + 1):
-            for k in range(n):
-                grams[r, c, k] = 0.0
-            for i in range(n):
-                for k in range(n):
-                    grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
-
-
-@njit(cache=True, nogil=True)
-def config_constant_kernel(gamma, grams):
-    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
-    n = gamma.shape[0]
-    _gram_matrices(gamma, grams)
-    work = grams[:, :, :n]
-    if not lower_triangles_finite(work):
-        return np.nan  # too large to square: an overflow, not a norm
-    tridiagonalize(work)
-    return _kc_of_reduced(work, n)
-
-
-@njit(cache=True, nogil=True)
-def _kc_of_reduced(grams, n):
-    """sqrt of the sum over k < n of the largest eigenvalue of the reduced
-    Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
-    total = 0.0
-    for k in range(n):
-        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
-    return np.sqrt(total)
-
-
-@njit(cache=True, nogil=True)
-def _config_constants(data, gamma, out):
-    """k_c per sample into out (N,): what the search for K_c evaluates."""
-    for s in range(gamma.shape[0]):
-        out[s] = config_constant_kernel(gamma[s], data.grams)
-    return -1
 
 
 @njit(cache=True, nogil=True)
@@ -120,7 +73,7 @@ def bound_values(data, gamma, mass, qd, out):
             for k in range(n):
                 acc += gamma[i, j, k] * qd[k]
             coriolis[i, j] = acc
-    _gram_matrices(gamma, grams)
+    gram_matrices(gamma, grams)
     for r in range(n):
         for c in range(r + 1):
             acc = 0.0
@@ -132,7 +85,7 @@ def bound_values(data, gamma, mass, qd, out):
         out[:] = np.nan  # too large to square: an overflow, not a bound
         return
     tridiagonalize(grams)
-    kc = _kc_of_reduced(grams, n)
+    kc = kc_of_reduced(grams, n)
     out[0] = np.sqrt(max(0.0, largest_eigenvalue(grams[:, :, n], 0.0)))
     out[1] = kc
     out[2] = 0.0
@@ -163,25 +116,7 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
     failed = run(_bound_vectors, model, inputs_c, (values,))
     if failed >= 0:
         raise_failure(model, failed, inputs, "the Coriolis bounds")
-    from .coriolis_constant import set_global_constants  # it builds on this module
     set_global_constants(model, values)
-    return values
-
-
-def config_coriolis_constant(model, q):
-    """k_c(q) for q (nq,) or (N, nq): the configuration Coriolis constant."""
-    q = configuration_array(model, q)
-    batch = q if q.ndim == 2 else q[None]
-    values = symbols_coriolis_constant(model, christoffel_symbols(model, batch))
-    return values if q.ndim == 2 else values[0]
-
-
-def symbols_coriolis_constant(model, gamma):
-    """sqrt(sum_k ||Gamma_k||_2^2) of each tensor of ``gamma`` (N, n, n, n)."""
-    values = np.empty(len(gamma))
-    # contiguous: a mimic-reduced Gamma comes out of einsum with other
-    # strides, and the kernel's entry point is resolved once per layout-blind key
-    run(_config_constants, model, (np.ascontiguousarray(gamma),), (values,))
     return values
 
 
@@ -209,7 +144,6 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     fields = dict(zip(BOUNDS_FIELDS, values[0] if single else values.T))
     if not single:
         # one float for the batch, the model's current interval (also for an empty batch)
-        from .coriolis_constant import refinement_for  # it builds on this module
         interval = refinement_for(model).interval
         fields["kc_global"], fields["kc_global_lower"] = interval.upper, interval.lower
     return CoriolisBounds(**{name: fields[name] for name in CoriolisBounds._fields})
@@ -228,17 +162,3 @@ def _given(model, value, name, q, dims):
         where = tuple(int(k) for k in bad[0])
         raise StateError(f"{name}{list(where)} is {array[where]}")
     return array
-
-
-def joint_limits(model):
-    """Lower and upper limits of the joints of q (+-inf where unlimited)."""
-    body = [model.body_joint_names.index(name) for name in model.joint_names]
-    return model.lower[body], model.upper[body], model.joint_type[body]
-
-
-def global_coriolis_constant(model) -> float:
-    """The model's current guaranteed upper bound on K_c (never waits: the
-    first call computes the first bound, in milliseconds), see
-    ``coriolis_constant.CoriolisConstantRefinement``."""
-    from .coriolis_constant import refinement_for  # it builds on this module
-    return refinement_for(model).interval.upper

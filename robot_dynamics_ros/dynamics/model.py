@@ -172,6 +172,13 @@ class Model:
         """Number of moving bodies (joints before any mimic reduction)."""
         return len(self.parent)
 
+    def joint_limits(self):
+        """(lower, upper, joint type) of the joints of q, in q's order
+        (+-inf where a joint has no limit); a floating base's pose is not
+        among them."""
+        body = [self.body_joint_names.index(name) for name in self.joint_names]
+        return self.lower[body], self.upper[body], self.joint_type[body]
+
     def record(self, dtype):
         """The compiled model (``records.ModelRecord``) in precision ``dtype``,
         made on first use."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bounds import joint_limits
 from .errors import DynamicsError, StateError, not_a_model
 from .forward_dynamics import METHODS, forward_dynamics
 from .limits import MAX_ANGLE, MAX_LENGTH, real_numbers
@@ -141,7 +140,7 @@ def _setting(value, name, requirement, valid, size=None):
 def _check_positions(model, q0):
     """``StateError`` naming the first joint of q0 beyond the limits of
     ``limits`` (an angle beyond MAX_ANGLE has no digits left in its cosine)."""
-    _, _, kinds = joint_limits(model)
+    _, _, kinds = model.joint_limits()
     limit = np.where(kinds == PRISMATIC, MAX_LENGTH, MAX_ANGLE)
     beyond = np.flatnonzero(~(np.abs(q0) <= limit))
     if beyond.size:

@@ -16,9 +16,9 @@ from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors
 from .calls import run, single
 from .christoffel import christoffel_tree
 from .coriolis import coriolis
-from .coriolis_constant import set_global_constants
 from .crba import crba
 from .finite import all_finite
+from .kc.search import set_global_constants
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .rnea import gravity
 from .samples import sample, sample_count

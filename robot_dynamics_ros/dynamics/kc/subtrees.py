@@ -5,14 +5,14 @@ arm, a torso) form a subtree that shares no body with the others, so the
 mass matrix is block diagonal (docs/math.md: M_ab = 0 when a and b are in
 different root subtrees) and each block depends on its own subtree's joints
 only. The K_c refinement uses this to refine each block on its own
-(``coriolis_constant``).
+(``search``).
 """
 from dataclasses import replace
 
 import numpy as np
 
-from .calls import PerThread
-from .errors import DynamicsError
+from ..calls import PerThread
+from ..errors import DynamicsError
 
 
 def root_subtrees(model):

@@ -6,8 +6,7 @@ docs/coriolis_constant.md ("First bound").
 import numpy as np
 from numba import njit
 
-from .bounds import joint_limits
-from .model import PRISMATIC
+from ..model import PRISMATIC
 
 _EPS = np.finfo(float).eps
 # Collatz-Wielandt: power iterations before the ratio test; more only tighten
@@ -19,7 +18,7 @@ def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, base, G):
     """G[i, j, k] >= |Gamma[i, j, k]| for every q, summed over bodies.
 
     M = sum over bodies B of M^B, M^B_ab = S_a^T I_B S_b for the joints a, b
-    that move B, and the derivatives of docs/math.md give ``dM^B_ab/dq_c =
+    that move B, and the docs/math.md derivatives give ``dM^B_ab/dq_c =
     -[c below a] (S_c x S_a)^T I_B S_b - [c below b] S_a^T I_B (S_c x S_b)``
     (the two terms cancel when c is above both: B turns rigidly). Each
     bilinear form is the same about any point; about B's CoM, I_B =
@@ -245,7 +244,7 @@ def first_upper_bound(model):
     joint has no limits. A floating base's speeds are the first six
     columns (``_gamma_bounds``).
     """
-    lower, upper, kinds = joint_limits(model)
+    lower, upper, kinds = model.joint_limits()
     if np.any((kinds == PRISMATIC) & ~(np.isfinite(lower) & np.isfinite(upper))):
         return np.inf, np.full(model.nv, np.inf)
     still = np.zeros(model.base_bodies)  # the base's pose does not enter Gamma

@@ -32,7 +32,7 @@ model, an interval ``[lower, upper]`` that contains K_c:
    more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced
    models (whose Gamma is no such polynomial of the reduced q), refinement
    only raises ``lower``. Prismatic leaf joints (grippers) are frozen at
-   mid-range, their effect bounded apart (``CoriolisConstantRefinement._box_setup``).
+   mid-range, their effect bounded apart (``CoriolisConstantRefinement.box_setup``).
 
 Joints whose parent is the fixed world never enter Gamma: turning or sliding
 their whole subtree rigidly leaves M unchanged (docs/math.md: dM_ab/dq_c = 0
@@ -42,9 +42,11 @@ torso) share no body, so K_c^2 is the sum of theirs and each is refined on
 its own (``CoriolisConstantRefinement._by_subtree``).
 
 Rounding: every floating-point result that enters ``upper`` is inflated by
-an explicit margin, see ``coriolis_first_bound._first_bound_margin`` and
-``_value_margin``. The first bound lives in ``coriolis_first_bound``, the
-expansion and the box bounds in ``coriolis_boxes``.
+an explicit margin, see ``first_bound._first_bound_margin`` and
+``constant.value_margin``. The first bound lives in ``first_bound``, the
+expansion and the box bounds in ``boxes``, k_c at a configuration in
+``constant``, the subtrees in ``subtrees``, the certificate file in
+``certificate``.
 """
 from __future__ import annotations
 
@@ -54,15 +56,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .bounds import config_coriolis_constant, joint_limits
-from .calls import PARALLEL_FROM
-from .coriolis_boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, keep_boxes, largest_bound,
-                             largest_boxes, lines_through, replace_boxes)
-from .coriolis_first_bound import first_upper_bound
-from .state import at_identity_base
+from ..calls import PARALLEL_FROM
+from ..errors import CoriolisConstantError, not_a_model
+from ..model import PRISMATIC, Model
+from ..state import at_identity_base
+from .boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, keep_boxes, largest_bound,
+                    largest_boxes, lines_through, replace_boxes)
+from .constant import config_coriolis_constant, value_margin
+from .first_bound import first_upper_bound
 from .subtrees import root_subtrees
-from .errors import CoriolisConstantError, not_a_model
-from .model import PRISMATIC, Model
 
 _EPS = np.finfo(float).eps
 # Lower end: random samples within the limits, then ascents from the best.
@@ -125,7 +127,7 @@ class Pace:
 def _evaluate(model, Q, out, pace):
     """k_c at the joint values Q[s] into out, one chunk per step (a
     generator: the caller may stop between chunks). Each chunk runs the
-    nogil kernels of ``bounds.config_coriolis_constant``; overflow gives
+    nogil kernels of ``constant.config_coriolis_constant``; overflow gives
     NaN. A floating base is put at the identity pose: Gamma does not depend
     on it (docs/floating_base.md), so the search runs over the joints."""
     chunk = pace.chunk(model)
@@ -165,17 +167,6 @@ def _compass_ascent(model, starts, values, lower, upper, offer, pace):
         value[moved] = tried[better, pick[better]]
         step[climbing[~better]] /= 2
         climbing = climbing[step[climbing].max(axis=1) > 1e-5]
-
-
-def _value_margin(model, first):
-    """Absolute margin added to a computed k_c(c) before it enters an upper
-    bound. Every Gamma entry is a sum of O(nb) bilinear terms in S and Ic
-    whose sizes the first bound ``first`` dominates, each computed with
-    relative error O(nb eps); the eigenvalues of the Gram matrices are
-    backward stable (eigen.py, error O(n eps ||Gamma_k||^2)). So
-    |k_c computed - k_c| <= c nb eps ``first`` with a small c;
-    4096 (nb + 16) eps ``first`` is far above it."""
-    return 4096.0 * (model.nb + 16) * _EPS * first
 
 
 # ---------------------------------------------------------------------------
@@ -220,7 +211,7 @@ class CoriolisConstantRefinement:
         self._publish_lock = threading.Lock()
         self._work_lock = threading.Lock()
         self.first_bound, _ = first_upper_bound(model)
-        lower, upper, kinds = joint_limits(model)
+        lower, upper, kinds = model.joint_limits()
         limited = np.isfinite(lower) & np.isfinite(upper)
         self._kinds = kinds
         self._limited = limited
@@ -276,7 +267,7 @@ class CoriolisConstantRefinement:
                 old = old._replace(upper=float(max(upper, old.lower)))
             self._interval = old._replace(finished=old.finished or finished)
 
-    def _offer(self, values, Q):
+    def offer(self, values, Q):
         """Raise ``lower`` to the best finite k_c in ``values`` (at Q)."""
         finite = np.where(np.isnan(values), -np.inf, values)
         best = int(np.argmax(finite)) if len(finite) else 0
@@ -291,18 +282,25 @@ class CoriolisConstantRefinement:
         if len(subtrees) > 1:
             yield from self._by_subtree(subtrees)
             return
+        yield from self.lower_end_steps()
+        if refinable:
+            yield from self._branch_and_bound()
+
+    def lower_end_steps(self):
+        """The search for ``lower`` (a generator, one step per chunk): k_c at
+        ``_SAMPLES`` random configurations within the limits (a fixed seed),
+        then a compass ascent from the ``_STARTS`` best."""
+        model = self.model
         rng = np.random.default_rng(_SEED)
         samples = rng.uniform(self._lower_limit, self._upper_limit, (_SAMPLES, len(self._lower_limit)))
         values = np.empty(_SAMPLES)
         step = self._pace.chunk(model)  # offered to lower after each
         for start in range(0, _SAMPLES, step):
             yield from _evaluate(model, samples[start:start + step], values[start:start + step], self._pace)
-            self._offer(values[start:start + step], samples[start:start + step])
+            self.offer(values[start:start + step], samples[start:start + step])
         best = np.argsort(np.where(np.isnan(values), -np.inf, values))[-_STARTS:]
         yield from _compass_ascent(model, samples[best], values[best], self._lower_limit,
-                                   self._upper_limit, self._offer, self._pace)
-        if refinable:
-            yield from self._branch_and_bound()
+                                   self._upper_limit, self.offer, self._pace)
 
     def _by_subtree(self, subtrees):
         """Refine each root subtree on its own (``subtrees``: each one's
@@ -340,17 +338,17 @@ class CoriolisConstantRefinement:
                 offered = [part.interval.lower for part, _ in parts]
                 for part, coordinates in parts:
                     witness[coordinates] = part.interval.witness
-                self._offer(config_coriolis_constant(self.model, witness[None]), witness[None])
+                self.offer(config_coriolis_constant(self.model, witness[None]), witness[None])
             uppers = np.array([part.interval.upper for part, _ in parts])
             # the root of a sum of S squares: relative rounding below (S + 2) eps
             self._publish(upper=float(np.sqrt(np.sum(uppers * uppers))) * (1.0 + 4 * (len(parts) + 2) * _EPS))
             yield
 
-    def _domain(self):
+    def domain(self):
         """(coordinates on which Gamma depends, prismatic?, low, high): q
         entries whose joint has a parent body (the others move their subtree
         rigidly) and whose limits leave it more than one value (the others
-        stay at it, in ``_box_setup``'s base), over their limits; a revolute
+        stay at it, in ``box_setup``'s base), over their limits; a revolute
         range wider than a turn is cut to one turn (Gamma is 2 pi periodic)."""
         free = np.flatnonzero((np.asarray(self.model.parent) >= 0) & (self._upper_limit > self._lower_limit))
         lo, hi = self._lower_limit[free], self._upper_limit[free]
@@ -358,45 +356,53 @@ class CoriolisConstantRefinement:
         hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
         return free, prismatic, lo, hi
 
-    def _box_setup(self):
+    def box_setup(self):
         """The ``BoxSetup`` of the branch and bound, or None when its grid
         is too large (a generator: the expansions of Gamma take many steps).
 
-        A prismatic coordinate whose joint moves a leaf body (a gripper's
-        finger) is frozen at its mid-range f0 when other coordinates remain:
-        Gamma is a polynomial of degree <= 2 in it, c0 + c1 T1(x) + c2 T2(x)
-        with x = (f - f0) / r on its Chebyshev nodes, so Gamma(f) - Gamma(f0)
-        = c1 x + 2 c2 x^2 has N <= N(c1) + 2 N(c2), each bounded over q by
-        ``fourier_derivative_bounds`` of c1 = (Gamma(f0 + r) - Gamma(f0 -
-        r)) / 2 and c2 = (Gamma(f0 + r) + Gamma(f0 - r) - 2 Gamma(f0)) / 4.
-        Only the leaf body depends on f, and on no other frozen coordinate,
-        so the differences of several frozen coordinates add up. Panda's
-        fingers: 15,625 grid points instead of 140,625.
+        Some coordinates are frozen at their mid-range f0 and their effect
+        bounded apart (``frozen_bound``, added to every box bound): a
+        prismatic coordinate whose joint moves a leaf body (a gripper's
+        finger) always, when other coordinates remain; and when the grid of
+        the others would still exceed ``_MAX_FOURIER_SAMPLES``, every
+        coordinate off the trunk (the joints that are not ancestor or
+        descendant of every other one: a gripper's fingers below its
+        palm). The frozen coordinates c_1..c_K (parents first) are released
+        one at a time (telescoping): Gamma(x, c) - Gamma(x, c0) is the sum
+        over i of D_i = Gamma(.., c0_<i, c_i, c_>i) - Gamma(.., c0_<i, c0_i,
+        c_>i). Gamma is a sum over bodies of terms that depend on the
+        bodies' ancestors only, so D_i involves the bodies below c_i alone,
+        and depends on x, on c_i and on the frozen coordinates below c_i,
+        over which its bound is taken (``_frozen_term``). ``None`` when the
+        trunk's grid, or one term's, is too large.
         """
         model = self.model
-        free, prismatic, lo, hi = self._domain()
-        frozen = prismatic & ~np.isin(free, np.asarray(model.parent))
+        free, prismatic, lo, hi = self.domain()
+        parent = np.asarray(model.parent)
+        frozen = prismatic & ~np.isin(free, parent)
         if frozen.all():
             frozen[:] = False
+        if _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
+            frozen |= ~_on_the_trunk(parent, free)
+            if frozen.all() or _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
+                return None
         kept = ~frozen
-        if np.prod(np.where(prismatic[kept], 3, 5)) > _MAX_FOURIER_SAMPLES:
+        below = [_descendants(parent, coordinate) for coordinate in free]
+        terms = [kept | (frozen & np.isin(free, below[index])) for index in np.flatnonzero(frozen)]
+        if any(_grid_size(prismatic[varied]) > _MAX_FOURIER_SAMPLES for varied in terms):
             return None
-        margin = _value_margin(model, self.first_bound)
+        margin = value_margin(model, self.first_bound)
         entry_margin = margin + 8 * (kept.sum() + 2) * _EPS * self.first_bound
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
         base[free[frozen]] = 0.5 * (lo + hi)[frozen]
-        expansion = (model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin,
-                     0.75 * self.memory_limit_mb * 1e6, base)
-        derivatives = yield from fourier_derivative_bounds(*expansion, self._pace)
+        memory = 0.75 * self.memory_limit_mb * 1e6
+        derivatives = yield from fourier_derivative_bounds(
+            model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin, memory, base, self._pace)
         frozen_bound = 0.0
-        for coordinate, radius in zip(free[frozen], 0.5 * (hi - lo)[frozen]):
-            step = np.zeros(model.nv)
-            step[coordinate] = radius
-            linear, _, _ = yield from fourier_derivative_bounds(
-                *expansion, self._pace, ((step, 0.5), (-step, -0.5)))
-            quadratic, _, _ = yield from fourier_derivative_bounds(
-                *expansion, self._pace, ((step, 0.25), (-step, 0.25), (None, -0.5)))
-            frozen_bound += linear + 2.0 * quadratic
+        for index, varied in zip(np.flatnonzero(frozen), terms):
+            expansion = (model, free[varied], prismatic[varied], lo[varied], hi[varied], entry_margin, memory, base)
+            frozen_bound += yield from _frozen_term(expansion, free[index], prismatic[index],
+                                                    0.5 * (hi - lo)[index], self._pace)
         return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]),
                         base, derivatives, frozen_bound, margin, entry_margin)
 
@@ -408,13 +414,13 @@ class CoriolisConstantRefinement:
         of ``upper``). The boxes of largest bound (64, or a 16th of all, at
         most 4096 per round) are halved along the side of largest excess."""
         model = self.model
-        if len(self._domain()[0]) == 0:
+        if len(self.domain()[0]) == 0:
             # only joints on the world or held at one value: Gamma is the same
             # everywhere (a lone joint's subtree, _by_subtree), so K_c is k_c
             # at the witness
-            self._publish(upper=self._interval.lower + _value_margin(model, self.first_bound))
+            self._publish(upper=self._interval.lower + value_margin(model, self.first_bound))
             return
-        setup = yield from self._box_setup()
+        setup = yield from self.box_setup()
         if setup is None:
             return
         lo, hi = setup.low, setup.high
@@ -433,7 +439,7 @@ class CoriolisConstantRefinement:
             for start in range(0, len(centres), group):
                 some = slice(start, start + group)
                 bounds[some], excess = yield from box_bounds(
-                    model, setup, centres[some], halves[some], self._offer, self._pace)
+                    model, setup, centres[some], halves[some], self.offer, self._pace)
                 axes[some] = np.argmax(excess, axis=1)
             bounds = np.minimum(bounds, self.first_bound)
             return np.where(np.isnan(bounds), self.first_bound, bounds), axes
@@ -484,6 +490,69 @@ class CoriolisConstantRefinement:
                 centres, levels, bounds, axes, live, parents, child_centres,
                 np.concatenate([child_levels, child_levels]), child_bounds, child_axes, lower,
                 self.tolerance * lower, settled)
+
+
+def _grid_size(prismatic):
+    """Tensor-grid samples of an expansion over coordinates of these kinds."""
+    return int(np.prod(np.where(prismatic, 3, 5)))
+
+
+def _descendants(parent, body):
+    """The bodies strictly below ``body`` (parents come first)."""
+    below = np.zeros(len(parent), dtype=bool)
+    for child in range(body + 1, len(parent)):
+        below[child] = parent[child] == body or (parent[child] >= 0 and below[parent[child]])
+    return np.flatnonzero(below)
+
+
+def _on_the_trunk(parent, free):
+    """Per coordinate of ``free`` (bodies): ancestor or descendant of every other one."""
+    related = np.zeros((len(free), len(free)), dtype=bool)
+    for a, body in enumerate(free):
+        below = set(_descendants(parent, body).tolist())
+        for b, other in enumerate(free):
+            if a == b or other in below:
+                related[a, b] = related[b, a] = True
+    return related.all(axis=1)
+
+
+def _frozen_term(expansion, coordinate, prismatic, radius, pace):
+    """A bound on N(Gamma(q with ``coordinate`` at f0 + t) - Gamma(q with it at
+    f0)) for |t| <= ``radius`` and every q over the expansion's coordinates
+    (a generator; ``fourier_derivative_bounds`` of ``expansion`` bounds each
+    coefficient below over them).
+
+    Prismatic: c0 + c1 T1(x) + c2 T2(x) with x = t / r (Chebyshev), so the
+    difference c1 x + 2 c2 x^2 has N <= N(c1) + 2 N(c2), c1 = (Gamma(f0 + r)
+    - Gamma(f0 - r)) / 2, c2 = (Gamma(f0 + r) + Gamma(f0 - r) - 2
+    Gamma(f0)) / 4. Revolute: from the 5 angles s_j = 2 pi j / 5 about f0,
+    ``Gamma(f0 + t) - Gamma(f0) = sum_{a=1,2} A_a (cos(a t) - 1) + B_a
+    sin(a t)`` with A_a = 2/5 sum_j Gamma(f0 + s_j) cos(a s_j) and B_a the
+    same with sin, so N <= sum_a N(A_a) (1 - cos(min(a r, pi))) + N(B_a)
+    sin(min(a r, pi / 2))."""
+    model = expansion[0]
+
+    def offset(value):
+        step = np.zeros(model.nv)
+        step[coordinate] = value
+        return step
+
+    if prismatic:
+        linear, _, _ = yield from fourier_derivative_bounds(
+            *expansion, pace, ((offset(radius), 0.5), (offset(-radius), -0.5)))
+        quadratic, _, _ = yield from fourier_derivative_bounds(
+            *expansion, pace, ((offset(radius), 0.25), (offset(-radius), 0.25), (None, -0.5)))
+        return linear + 2.0 * quadratic
+    angles = 2.0 * np.pi * np.arange(5) / 5
+    total = 0.0
+    for order in (1, 2):
+        for weights, factor in ((0.4 * np.cos(order * angles), 1.0 - np.cos(min(order * radius, np.pi))),
+                                (0.4 * np.sin(order * angles), np.sin(min(order * radius, 0.5 * np.pi)))):
+            combination = tuple((None if j == 0 else offset(angles[j]), weights[j])
+                                for j in range(5) if weights[j] != 0.0)
+            value, _, _ = yield from fourier_derivative_bounds(*expansion, pace, combination)
+            total += value * factor
+    return total
 
 
 def _grown(array, used, capacity):
@@ -538,3 +607,10 @@ def coriolis_constant_interval(model, *, time_budget=60.0, parallel=True) -> KcI
     if not (isinstance(time_budget, (int, float)) and time_budget >= 0.0):
         raise CoriolisConstantError(f"time_budget must be a number >= 0, got {time_budget!r}")
     return refinement_for(model).refine(time_budget, parallel=parallel)
+
+
+def global_coriolis_constant(model) -> float:
+    """The model's current guaranteed upper bound on K_c (never waits: the
+    first call computes the first bound, in milliseconds), see
+    ``CoriolisConstantRefinement``."""
+    return refinement_for(model).interval.upper

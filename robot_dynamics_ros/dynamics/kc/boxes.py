@@ -1,5 +1,5 @@
 """Bounds on k_c over boxes of configurations, for the branch and bound of
-``coriolis_constant.CoriolisConstantRefinement``: the exact expansion of
+``search.CoriolisConstantRefinement``: the exact expansion of
 Gamma (global derivative bounds), its exact restriction to the sides of a
 box (``box_bounds``), and the list of boxes kept in place. Every kernel
 releases the GIL (a node's outputs run beside the refinement). The method
@@ -10,9 +10,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import config_constant_kernel
-from .calls import in_chunks
-from .christoffel import christoffel_symbols
+from ..calls import in_chunks
+from ..christoffel import christoffel_symbols
+from .constant import config_constant_kernel
 
 _EPS = np.finfo(float).eps
 
@@ -370,7 +370,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
 
 
 class BoxSetup(NamedTuple):
-    """What the box bounds of one model need (``_box_setup``).
+    """What the box bounds of one model need (``box_setup``).
 
     - ``free``: the coordinates the boxes span, over [``low``, ``high``];
       ``lines``: their ``_Lines``.
@@ -380,7 +380,7 @@ class BoxSetup(NamedTuple):
       ``free`` at ``base``.
     - ``frozen_bound``: N(Gamma(q) - Gamma(q with the frozen coordinates at
       ``base``)) <= frozen_bound for every q within the limits.
-    - ``margin``, ``entry_margin``: rounding (``coriolis_constant._value_margin``).
+    - ``margin``, ``entry_margin``: rounding (``constant.value_margin``).
     """
 
     free: np.ndarray

@@ -1,0 +1,93 @@
+"""k_c(q) = sqrt(sum_k ||Gamma_k(q)||_2^2) at given configurations: what every
+part of the K_c search evaluates (docs/math.md, "Coriolis bounds built from
+the Christoffel symbols").
+
+``C(q, x) y = sum_k x[k] Gamma_k(q) y`` with ``Gamma_k = Gamma[:, :, k]``, so
+by Cauchy-Schwarz over k, ``||C(q, x) y|| <= k_c(q) ||x|| ||y||``.
+"""
+import numpy as np
+from numba import njit
+
+from ..calls import run
+from ..christoffel import christoffel_symbols
+from ..eigen import largest_eigenvalue, lower_triangles_finite, tridiagonalize
+from ..state import configuration_array
+
+_EPS = np.finfo(float).eps
+
+
+@njit(cache=True, nogil=True)
+def gram_matrices(gamma, grams):
+    """``grams[r, c, k]`` (lower triangles, k < n) = the Gram matrices
+    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T``, ``g_ik = Gamma[i, k, :]``.
+
+    Gamma is symmetric in its last two indices, so ``Gamma[i, r, :]`` holds
+    row r of every ``Gamma_k`` at once, contiguous: the n matrices are built
+    side by side, ready to be reduced in lockstep.
+    """
+    n = gamma.shape[0]
+    for r in range(n):
+        for c in range(r + 1):
+            for k in range(n):
+                grams[r, c, k] = 0.0
+            for i in range(n):
+                for k in range(n):
+                    grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
+
+
+@njit(cache=True, nogil=True)
+def config_constant_kernel(gamma, grams):
+    """k_c = sqrt(sum_k ||Gamma_k||_2^2) of one sample's Gamma (n, n, n)."""
+    n = gamma.shape[0]
+    gram_matrices(gamma, grams)
+    work = grams[:, :, :n]
+    if not lower_triangles_finite(work):
+        return np.nan  # too large to square: an overflow, not a norm
+    tridiagonalize(work)
+    return kc_of_reduced(work, n)
+
+
+@njit(cache=True, nogil=True)
+def kc_of_reduced(grams, n):
+    """sqrt of the sum over k < n of the largest eigenvalue of the reduced
+    Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
+    total = 0.0
+    for k in range(n):
+        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
+    return np.sqrt(total)
+
+
+@njit(cache=True, nogil=True)
+def _config_constants(data, gamma, out):
+    """k_c per sample into out (N,): what the search for K_c evaluates."""
+    for s in range(gamma.shape[0]):
+        out[s] = config_constant_kernel(gamma[s], data.grams)
+    return -1
+
+
+def config_coriolis_constant(model, q):
+    """k_c(q) for q (nq,) or (N, nq): the configuration Coriolis constant."""
+    q = configuration_array(model, q)
+    batch = q if q.ndim == 2 else q[None]
+    values = symbols_coriolis_constant(model, christoffel_symbols(model, batch))
+    return values if q.ndim == 2 else values[0]
+
+
+def symbols_coriolis_constant(model, gamma):
+    """sqrt(sum_k ||Gamma_k||_2^2) of each tensor of ``gamma`` (N, n, n, n)."""
+    values = np.empty(len(gamma))
+    # contiguous: a mimic-reduced Gamma comes out of einsum with other
+    # strides, and the kernel's entry point is resolved once per layout-blind key
+    run(_config_constants, model, (np.ascontiguousarray(gamma),), (values,))
+    return values
+
+
+def value_margin(model, first):
+    """Absolute margin added to a computed k_c(c) before it enters an upper
+    bound. Every Gamma entry is a sum of O(nb) bilinear terms in S and Ic
+    whose sizes the first bound ``first`` dominates, each computed with
+    relative error O(nb eps); the eigenvalues of the Gram matrices are
+    backward stable (eigen.py, error O(n eps ||Gamma_k||^2)). So
+    |k_c computed - k_c| <= c nb eps ``first`` with a small c;
+    4096 (nb + 16) eps ``first`` is far above it."""
+    return 4096.0 * (model.nb + 16) * _EPS * first

@@ -1,0 +1,71 @@
+"""The node serves a K_c certificate from its first output.
+
+A certificate for the PUMA is made by ``robot_dynamics_certify`` (its real
+local Dask cluster, a loose gap so that it takes seconds) into a directory;
+the node gets the directory as ``kc_certificate``. Its first DynamicsState
+must carry the certificate's interval exactly and ``~/model`` name the
+certificate; a payload swap makes another model, which no certificate
+covers: its revision is served with its own first bound.
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from rclpy.parameter import Parameter
+
+import ros_harness as harness
+from robot_dynamics_ros.dynamics import load_urdf, puma_urdf
+from robot_dynamics_ros.dynamics.kc import refinement_for
+
+STARTUP_TIMEOUT = 180.0
+NAME = "puma560_mohan_saha"
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("certificates")
+    urdf = folder / "puma.urdf"
+    urdf.write_text(puma_urdf())
+    output = folder / "puma.kc.json"
+    run = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.certify.cli", str(urdf), "--gap", "3",
+                          "--workers", "1", "--quiet", "-o", str(output)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return urdf, output, json.loads(output.read_text())
+
+
+def test_first_output_carries_the_certificate_and_a_new_payload_its_first_bound(certified, tmp_path):
+    urdf, certificate, document = certified
+    harness.isolate_ros_environment()
+    peer = harness.Peer()
+    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", "-p", f"kc_certificate:={certificate.parent}",
+                               log_path=tmp_path / "node.log")
+    try:
+        peer.wait_for_model(NAME, STARTUP_TIMEOUT, node)
+        names = list(load_urdf(puma_urdf()).joint_names)
+        first = peer.compute(names, np.zeros(6), np.ones(6))["state"]
+        assert (first.kc_global, first.kc_global_lower) == (document["kc_global"], document["kc_global_lower"])
+        model = peer.messages("model")[-1]
+        assert model.revision == first.model_revision
+        assert (model.kc_source, model.kc_certificate) == ("certificate", str(certificate))
+        assert (model.kc_global, model.kc_global_lower) == (document["kc_global"], document["kc_global_lower"])
+        # 2 kg on link6: another model, no certificate for it
+        [result] = peer.set_parameters([
+            Parameter("payload.link", value="link6"), Parameter("payload.mass", value=2.0),
+            Parameter("payload.com", value=[0.0, 0.0, 0.05]),
+            Parameter("payload.inertia", value=[0.002, 0.0, 0.0, 0.002, 0.0, 0.001])], atomically=True)
+        assert result.successful, result.reason
+        peer.diagnostics(lambda v: v["payloads"] == "link6:2kg" and v["update_pending"] == "no", 60.0)
+        heavy = peer.compute(names, np.zeros(6), np.ones(6))["state"]
+        assert heavy.model_revision > first.model_revision
+        model = [m for m in peer.messages("model") if m.revision == heavy.model_revision][-1]
+        assert (model.kc_source, model.kc_certificate) == ("first_bound", "")
+        own = refinement_for(load_urdf(puma_urdf()).with_payload(
+            "link6", 2.0, np.array([0.0, 0.0, 0.05]), np.diag([0.002, 0.002, 0.001]))).first_bound
+        assert heavy.kc_global == pytest.approx(own, rel=1e-12)
+    finally:
+        node.stop()
+        peer.close()
