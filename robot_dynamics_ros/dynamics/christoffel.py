@@ -16,9 +16,19 @@ from .state import (configuration_array, into, is_sample, kernel_out, raise_fail
 METHODS = ("tree", "safeea")
 
 
+@njit(cache=True, nogil=True, inline="always")
+def slice_index(model, a, b, k):
+    """Where ``Gamma[a, b, k]`` is in the blocks (``slices``): a and b
+    related to k."""
+    return (model.slice_start[k] + model.slice_local[k, a] * model.slice_row[k]
+            + model.slice_local[k, b] * model.slice_col[k])
+
+
 @njit(cache=True, nogil=True)
-def christoffel_tree(model, data, G):
-    """Gamma from ``data.S`` and the composites ``data.Ic``.
+def christoffel_tree(model, data, blocks):
+    """Gamma from ``data.S`` and the composites ``data.Ic``, into ``blocks``:
+    one block per slice ``Gamma_k = Gamma[:, :, k]`` over the joints related
+    to k (``slices``; ``christoffel_scatter`` makes the dense tensor).
 
     Algorithm 2 of Echeandia and Wensing (2021), world frame. Children
     first: for body k with its composite inertia ``Ic_k``,
@@ -28,18 +38,23 @@ def christoffel_tree(model, data, G):
     ancestor i of j (and i = j) ``Gamma[i, j, k] = S_i . f1``,
     ``Gamma[j, i, k] = S_i . f2``, ``Gamma[k, i, j] = S_i . f3``, each with
     its last two indices swapped as well (their eqs. (36)-(40)). Symbols of
-    joints that are not all on one root-to-leaf path are zero. World
-    coordinates need no transforms along the paths. Cost: O(n d^2) for a
-    tree of depth d (O(n^3) for a serial chain). A floating base then gets
-    ``free_flyer_symbols``.
+    joints that are not all on one root-to-leaf path are zero and have no
+    place in the blocks. World coordinates need no transforms along the
+    paths. Cost: O(n d^2) for a tree of depth d (O(n^3) for a serial
+    chain), and ``sum_k m_k^2`` to clear the blocks (m_k = depth(k) +
+    |subtree(k)|). A floating base then gets ``free_flyer_symbols``.
     """
     parent, S = model.parent, data.S
+    local, start, row, col = model.slice_local, model.slice_start, model.slice_row, model.slice_col
     B, I6, F, f1, f2, f3 = data.B, data.I6, data.h, data.f1, data.f2, data.f3
-    G[:] = 0
+    blocks[:] = 0
     for k in range(parent.shape[0] - 1, -1, -1):
         inertia_matrix(data.Ic[k], I6)
         # also leaves F = Ic_k S_k, the momentum it needs
         body_factorization(I6, S[k], F, B)
+        # slices k and j as (start, row step, column step); an ancestor i of
+        # j has the same place in both, its depth: local[k, i] == local[j, i]
+        sk, rk, ck, kk = start[k], row[k], col[k], local[k, k]
         j = k
         while j >= 0:
             mat6_vec(B, S[j], f1)
@@ -47,25 +62,43 @@ def christoffel_tree(model, data, G):
             cross_force(S[j], F, f3)
             for r in range(6):
                 f3[r] -= f1[r]
+            sj, rj, cj, kj, jk = start[j], row[j], col[j], local[k, j], local[j, k]
             i = j
             while i >= 0:
+                si, ri, ci, di = start[i], row[i], col[i], local[k, i]
+                ij, ik = local[i, j], local[i, k]
                 g = dot6(S[i], f1)
-                G[i, j, k] = g
-                G[i, k, j] = g
+                blocks[sk + di * rk + kj * ck] = g  # Gamma[i, j, k]
+                blocks[sj + di * rj + jk * cj] = g  # Gamma[i, k, j]
                 g = dot6(S[i], f2)
-                G[j, i, k] = g
-                G[j, k, i] = g
+                blocks[sk + kj * rk + di * ck] = g  # Gamma[j, i, k]
+                blocks[si + ij * ri + ik * ci] = g  # Gamma[j, k, i]
                 g = dot6(S[i], f3)
-                G[k, i, j] = g
-                G[k, j, i] = g
+                blocks[sj + jk * rj + di * cj] = g  # Gamma[k, i, j]
+                blocks[si + ik * ri + ij * ci] = g  # Gamma[k, j, i]
                 i = parent[i]
             j = parent[j]
     if is_floating(model):
-        free_flyer_symbols(model, data, G)
+        free_flyer_symbols(model, data, blocks)
 
 
 @njit(cache=True, nogil=True)
-def free_flyer_symbols(model, data, G):
+def christoffel_scatter(model, blocks, G):
+    """The dense Gamma (nb, nb, nb) from the blocks of ``christoffel_tree``:
+    zeros where joints are unrelated. O(n^3)."""
+    nb = model.parent.shape[0]
+    local = model.slice_local
+    for a in range(nb):
+        for b in range(nb):
+            for k in range(nb):
+                if local[k, a] >= 0 and local[k, b] >= 0:
+                    G[a, b, k] = blocks[slice_index(model, a, b, k)]
+                else:
+                    G[a, b, k] = 0
+
+
+@njit(cache=True, nogil=True)
+def free_flyer_symbols(model, data, blocks):
     """Adds to the tree's symbols what a floating base's generalized speeds
     change: ``Gamma[r, i, k] += (Ic_r S_r) . (S_k x S_i)`` for base columns
     i < k and every body r.
@@ -77,9 +110,9 @@ def free_flyer_symbols(model, data, G):
     (Ic the composite of the deeper of r and i, which is Ic_r as the base
     bodies are massless), gains ``(Ic_r S_r) . (S_k x S_i) v_k`` for k > i.
     With these the symbols are Pinocchio's ``computeCoriolisMatrix(q, e_k)``
-    (paper 003, Remark 5: generalized speeds; MATH.md "Floating base"); they
-    are no longer symmetric in j and k. Needs the composites ``data.Ic``.
-    Cost: O(n).
+    (Echeandia and Wensing (2021), Remark 5: generalized speeds;
+    docs/floating_base.md); they are no longer symmetric in j and k. Needs
+    the composites ``data.Ic``. Cost: O(n).
     """
     S, F, t = data.S, data.f, data.t  # F_r = Ic_r S_r, rnea's forces as scratch
     nb = model.parent.shape[0]
@@ -89,7 +122,7 @@ def free_flyer_symbols(model, data, G):
         for k in range(i + 1, BASE_BODIES):
             cross_motion(S[k], S[i], t)
             for r in range(nb):
-                G[r, i, k] += dot6(F[r], t)
+                blocks[slice_index(model, r, i, k)] += dot6(F[r], t)
 
 
 @njit(cache=True, nogil=True)
@@ -170,7 +203,8 @@ def _christoffel(data, safeea, Q, out):
             christoffel_safeea(model, data, G)
         else:
             composite_inertias(model, data)
-            christoffel_tree(model, data, G)
+            christoffel_tree(model, data, data.blocks)
+            christoffel_scatter(model, data.blocks, G)
         if not all_finite(G):
             return s
     return -1
