@@ -17,7 +17,7 @@ from .calls import run
 from .christoffel import christoffel_symbols
 from .crba import mass_matrix
 from .errors import StateError
-from .eigen import (largest_eigenvalue, largest_singular_value, lower_triangles_finite,
+from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
                     smallest_eigenvalue, tridiagonalize, tridiagonalize_one)
 from .finite import all_finite
 from .kinematics import is_floating
@@ -169,12 +169,10 @@ def base_slice_norms(model, data, blocks):
     (``eigen.largest_singular_value``). Cost: 4 n^2 per step, 3 slices.
     """
     n = model.group_size[0]
-    count = model.group_count[0]
-    base = blocks[:n * n * count].reshape((n, n, count))
     X, work = data.iterates[:2], data.iterates[2:6]
     total = 0.0
     for k in range(3, BASE_BODIES):
-        G = base[:, :, k]
+        G = blocks[k * n * n:(k + 1) * n * n].reshape((n, n))
         X[:] = 0.0
         X[0, (k - 2) % 3] = 1.0
         X[1, (k - 1) % 3] = 1.0
@@ -197,9 +195,9 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     ``Gamma_k^T Gamma_k`` of the blocks of one size are built and reduced
     to tridiagonal form in lockstep (``eigen.tridiagonalize``), then their
     largest eigenvalues found. A floating base's six slices are related to
-    every joint, so dense, and get ``base_slice_norms``. ``||C||_2`` and
-    the extreme eigenvalues of M are two n x n problems, reduced side by
-    side. Cost: 5/3 m_k^3 per slice and 3 n^3, plus 60 n^2 for a floating
+    every joint, so dense, and get ``base_slice_norms``. Groups of fewer
+    than ``LOCKSTEP_FROM`` slices, ``||C||_2`` and the extreme eigenvalues
+    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``). Cost: about 2 m_k^3 per slice and 4 n^3, plus 60 n^2 for a floating
     base's slices: O(n^4) for a serial chain as before; for a tree, whose
     slices are small but for those of joints near the root, far less
     (a humanoid's are 12-23 of its 35-61 coordinates).
@@ -217,14 +215,13 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
         block = blocks[offset:offset + size].reshape((m, m, count))
         if count < LOCKSTEP_FROM:
             for s in range(count):
+                one = data.eig_work.reshape(-1)[:m * m].reshape((m, m))
                 gram = data.gram.reshape(-1)[:m * m].reshape((m, m))
                 for r in range(m):
-                    for c in range(r + 1):
-                        acc = 0.0
-                        for i in range(m):
-                            acc += block[i, r, s] * block[i, c, s]
-                        gram[r, c] = acc
-                if not lower_triangles_finite(gram.reshape((m, m, 1))):
+                    for c in range(m):
+                        one[r, c] = block[r, c, s]
+                gram_one(one, gram)
+                if not all_finite(gram):
                     out[:] = np.nan  # too large to square: an overflow, not a bound
                     return
                 tridiagonalize_one(gram, data.householder)
@@ -249,15 +246,11 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     for k in range(n):
         speed += qd[k] * qd[k]
     gram, work = data.gram, data.eig_work
+    gram_one(coriolis, gram)
     for r in range(n):
-        for c in range(r + 1):
-            acc = 0.0
-            for i in range(n):
-                acc += coriolis[i, r] * coriolis[i, c]
-            gram[r, c] = acc
+        for c in range(n):
             work[r, c] = mass[r, c]
-    if not (lower_triangles_finite(gram.reshape((n, n, 1)))
-            and lower_triangles_finite(work.reshape((n, n, 1)))):
+    if not (all_finite(gram) and all_finite(work)):
         out[:] = np.nan
         return
     tridiagonalize_one(gram, data.householder)

@@ -12,7 +12,8 @@ base and the leg, 12 of 35 coordinates; a serial chain's slices are dense.
 
 ``slice_layout`` stores every slice as an ``m_k x m_k`` block, and slices of
 one size side by side, ``(m, m, count)`` with the slice index last, so that
-their Gram matrices and eigenproblems run in lockstep (``eigen.tridiagonalize``).
+their Gram matrices and eigenproblems run in lockstep (``eigen.tridiagonalize``);
+a floating base's slices one after the other (``slice_layout``).
 Entry ``Gamma[a, b, k]`` is ``blocks[start[k] + local[k, a] * row[k] +
 local[k, b] * col[k]]`` (``local[k, a] = -1`` when a is not related to k).
 Memory: ``sum_k m_k^2`` numbers instead of ``n^3``.
@@ -55,8 +56,9 @@ def slice_layout(parent, base_bodies=0):
     """The ``SliceLayout`` of a tree given by ``parent`` (topological order).
 
     The slices of a floating base's ``base_bodies`` bodies (related to every
-    joint) make group 0 on their own, slot k for body k: their norms are
-    found another way (``bounds.tree_bound_values``). The others are grouped
+    joint) make group 0 on their own, slot k for body k, stored one after
+    the other rather than side by side: their norms are found one by one
+    (``bounds.base_slice_norms``). The others are grouped
     by size, largest first.
     """
     nb = len(parent)
@@ -79,6 +81,11 @@ def slice_layout(parent, base_bodies=0):
     col = group_count[slice_group]
     row = group_size[slice_group] * col
     start = group_offset[slice_group] + slice_slot
+    base = np.arange(nb) < base_bodies
+    # the base's slices one after the other, each an n x n C-contiguous matrix
+    col[base] = 1
+    row[base] = nb
+    start[base] = slice_slot[base] * nb * nb
     total = int(np.sum(group_size ** 2 * group_count))
     return SliceLayout(local, start, row, col, group_size, group_count, group_offset,
                        slice_group, slice_slot, total)
