@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .calls import run, single
+from .calls import run, sample_entry
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
@@ -10,7 +10,7 @@ from .kinematics import composite_inertias, forward_kinematics, is_floating, val
 from .model import BASE_BODIES, REVOLUTE
 from .samples import sample, sample_count
 from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
-from .state import (configuration_array, into, is_sample, kernel_out, raise_failure,
+from .state import (configuration_array, into, kernel_out, raise_failure,
                     tensor_result, to_all_joints)
 
 METHODS = ("tree", "safeea")
@@ -294,10 +294,11 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
             f"christoffel_symbols: method must be one of {METHODS}, got {method!r}")
     if method == "safeea":
         _check_serial_revolute(model)
-    if out is None and is_sample(model, q):
+    call = sample_entry(_christoffel, model, q) if out is None else None
+    if call is not None:
         n = model.nv
         G = np.empty((n, n, n))
-        if single(_christoffel, model, (method == "safeea", q, G)) < 0:
+        if call(method == "safeea", q, G) < 0:
             return G
     q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
-from .calls import run, single
+from .calls import run, sample_entry
 from .christoffel import christoffel_scatter, christoffel_symbols, christoffel_tree
 from .coriolis import coriolis
 from .coriolis_constant import refinement_for, set_global_constants
@@ -22,7 +22,7 @@ from .finite import all_finite
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .rnea import gravity
 from .samples import sample, sample_count
-from .state import (configuration_array, is_sample, joint_array, matrix_result, raise_failure,
+from .state import (configuration_array, joint_array, matrix_result, raise_failure,
                     tensor_result, to_all_joints, vector_result)
 
 
@@ -89,11 +89,12 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     the n^3 tensor on a tree (what the node asks for unless it publishes
     Gamma).
     """
-    if is_sample(model, q, qd):
+    call = sample_entry(_all_terms, model, q, qd)
+    if call is not None:
         n = qd.shape[0]
         terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
                          np.empty((n, n, n) if christoffel else (0, 0, 0)), np.empty(n))
-        if single(_all_terms, model, (True, bool(christoffel), q, qd, *terms)) < 0:
+        if call(True, bool(christoffel), q, qd, *terms) < 0:
             set_global_constants(model, terms.coriolis_bounds)
             return terms if christoffel else terms._replace(christoffel_symbols=None)
     q = configuration_array(model, q)
