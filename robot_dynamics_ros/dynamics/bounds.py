@@ -248,8 +248,8 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     gram, work = data.gram, data.eig_work
     gram_one(coriolis, gram)
     for r in range(n):
-        for c in range(n):
-            work[r, c] = mass[r, c]
+        for c in range(r + 1):  # M's lower triangle, as the dense bounds read it
+            work[r, c] = work[c, r] = mass[r, c]
     if not (all_finite(gram) and all_finite(work)):
         out[:] = np.nan
         return

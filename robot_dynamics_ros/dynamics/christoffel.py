@@ -98,6 +98,21 @@ def christoffel_scatter(model, blocks, G):
 
 
 @njit(cache=True, nogil=True)
+def christoffel_gather(model, G, blocks):
+    """The blocks of ``christoffel_tree`` from a dense Gamma (nb, nb, nb),
+    such as a caller's (``coriolis_bounds(..., christoffel=...)``): the
+    inverse of ``christoffel_scatter``, leaving out the symbols of unrelated
+    joints (zero). O(n^3)."""
+    nb = model.parent.shape[0]
+    local = model.slice_local
+    for a in range(nb):
+        for b in range(nb):
+            for k in range(nb):
+                if local[k, a] >= 0 and local[k, b] >= 0:
+                    blocks[slice_index(model, a, b, k)] = G[a, b, k]
+
+
+@njit(cache=True, nogil=True)
 def free_flyer_symbols(model, data, blocks):
     """Adds to the tree's symbols what a floating base's generalized speeds
     change: ``Gamma[r, i, k] += (Ic_r S_r) . (S_k x S_i)`` for base columns

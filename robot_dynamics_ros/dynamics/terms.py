@@ -14,7 +14,7 @@ from numba import njit
 
 from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
 from .calls import run, sample_entry
-from .christoffel import christoffel_scatter, christoffel_symbols, christoffel_tree
+from .christoffel import christoffel_gather, christoffel_scatter, christoffel_symbols, christoffel_tree
 from .coriolis import coriolis
 from .coriolis_constant import refinement_for, set_global_constants
 from .crba import crba, mass_matrix
@@ -128,32 +128,66 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
 
 
+@njit(cache=True, nogil=True)
+def _bounds_of_given(data, Q, QD, christoffel, mass, bounds):
+    """Per sample: the bounds but K_c from a caller's Gamma and M, and C
+    from q and qd by Algorithm 1, as ``_all_terms`` computes them, so that
+    given and computed terms give the same numbers."""
+    model = data.model
+    C, blocks = data.coriolis, data.blocks
+    for s in range(sample_count(Q)):
+        q, qd = sample(Q, s, Q), sample(QD, s, Q)
+        if not (valid_configuration(model, q) and all_finite(qd)):
+            return s
+        forward_kinematics(model, data, q)
+        composite_inertias(model, data)
+        coriolis(model, data, qd, C)
+        christoffel_gather(model, sample(christoffel, s, Q), blocks)
+        b = sample(bounds, s, Q)
+        tree_bound_values(model, data, blocks, C, sample(mass, s, Q), qd, b)
+        if not all_finite(b):
+            return s
+    return -1
+
+
 def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBounds:
     """The ``CoriolisBounds`` at (q, qd), for one sample or a batch (N, n).
 
     ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
-    already, so they are not computed twice: the bounds then come from the
-    dense Gamma, n + 2 eigenproblems of n x n matrices, O(n^4). Without
-    them, ``all_terms(..., christoffel=False)``'s bounds: Gamma's slices
-    as blocks, ``sum_k m_k^3`` (``bounds.tree_bound_values``); ``kc_global`` and
+    already, so they are not computed twice; the same numbers as without
+    them. Cost: ``all_terms(..., christoffel=False)``'s bounds, Gamma's
+    slices over related joints (``bounds.tree_bound_values``), O(n^3) more
+    to take them out of a given Gamma; a ``mimic="reduce"`` model's reduced
+    Gamma has no tree to follow and gets n + 2 eigenproblems of n x n
+    matrices, O(n^4) (``bounds.bound_vectors``). ``kc_global`` and
     ``kc_global_lower`` are the model's current interval for K_c (its first
     guaranteed bound on the first call, in milliseconds; tighter once
     ``coriolis_constant_interval`` or a background thread has refined it).
     """
     if christoffel is None and mass is None:
         values = all_terms(model, q, qd, christoffel=False).coriolis_bounds
-        single = values.ndim == 1
     else:
         q = configuration_array(model, q)
         qd = joint_array(model, qd, "qd", like=q)
-        single = q.ndim == 1
-        batch_q = q[None] if single else q
-        gamma = (christoffel_symbols(model, batch_q) if christoffel is None else
-                 given(model, christoffel, "christoffel", q, 3).reshape(len(batch_q), *(model.nv,) * 3))
-        mass = (mass_matrix(model, batch_q) if mass is None else
-                given(model, mass, "mass", q, 2).reshape(len(batch_q), model.nv, model.nv))
-        inputs = (("q", batch_q), ("qd", qd[None] if single else qd))
-        values = bound_vectors(model, gamma, mass, inputs[1][1], inputs)
+        lead, n = q.shape[:-1], model.nv
+        gamma = (christoffel_symbols(model, q) if christoffel is None else
+                 given(model, christoffel, "christoffel", q, 3).reshape(lead + (n,) * 3))
+        mass = (mass_matrix(model, q) if mass is None else
+                given(model, mass, "mass", q, 2).reshape(lead + (n, n)))
+        inputs = (("q", q), ("qd", qd))
+        if model.reduced:
+            one = q.ndim == 1
+            values = bound_vectors(model, *(x[None] if one else x for x in (gamma, mass, qd)), inputs)
+            values = values[0] if one else values
+        else:
+            values = np.empty(lead + (len(BOUNDS_FIELDS),))
+            # contiguous: the kernel's entry point is resolved once per layout-blind key
+            arrays = tuple(np.ascontiguousarray(x) for x in (gamma, mass))
+            failed = run(_bounds_of_given, model, (q, qd, *arrays), (values,))
+            if failed >= 0:
+                raise_failure(model, failed, inputs, "the Coriolis bounds")
+            set_global_constants(model, values)
+    single = values.ndim == 1
     fields = dict(zip(BOUNDS_FIELDS, values if single else values.T))
     if not single:
         # one float for the batch, the model's current interval (also for an empty batch)
