@@ -155,8 +155,8 @@ def base_slice_norms(model, data, blocks):
     """``sum_k ||Gamma_k||_2^2`` over a floating base's six slices (group 0
     of the blocks, slot k for speed k).
 
-    The three slices of the base's linear speeds are zero (docs/math.md,
-    "The base's slices": a uniform translation has no Coriolis terms), so
+    The three slices of the base's linear speeds are zero (docs/tree_bounds.md,
+    "The three linear speeds": a uniform translation has no Coriolis terms), so
     they add nothing; what ``christoffel_tree`` leaves in them is rounding.
     Each slice of an angular speed k has a top singular pair standing far
     above the rest (the whole robot's mass turning the linear momentum about
@@ -189,7 +189,7 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     kc_global_lower (0 here: the caller sets them), from the slices of
     Gamma as blocks (``christoffel.christoffel_tree``), C and M.
 
-    ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/math.md) with each
+    ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
     ``||Gamma_k||_2`` the largest singular value of its block alone, of
     size ``m_k = depth(k) + |subtree(k)|`` (``slices``): the Gram matrices
     ``Gamma_k^T Gamma_k`` of the blocks of one size are built and reduced

@@ -14,8 +14,8 @@ so for any unit vector (a, b): ``a^T T a + 2 b^T E a + b^T A22 b <= t a^2 +
                    = t + e^2 / (h + sqrt(h^2 + e^2)),   h = (t - mu) / 2,
 
 for every X: no gap or convergence has to be assumed, the bound is merely
-loose until X is close to the top pair (docs/math.md, "A certified norm of a
-slice"). The iteration ``X <- orth(A X)`` stops once the bound is within
+loose until X is close to the top pair (docs/tree_bounds.md, "The three
+angular speeds"). The iteration ``X <- orth(A X)`` stops once the bound is within
 ``TOLERANCE`` of t; the numbers computed in floating point are widened by
 allowances from the standard bounds on dot products (|fl(x . y) - x . y|
 <= gamma_n |x| . |y|, Higham, "Accuracy and Stability of Numerical
