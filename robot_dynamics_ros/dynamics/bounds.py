@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .calls import run
-from .christoffel import christoffel_symbols
+from .christoffel import christoffel_symbols, dense_layout
 from .crba import mass_matrix
 from .errors import StateError
 from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
@@ -197,12 +197,20 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     largest eigenvalues found. A floating base's six slices are related to
     every joint, so dense, and get ``base_slice_norms``. Groups of fewer
     than ``LOCKSTEP_FROM`` slices, ``||C||_2`` and the extreme eigenvalues
-    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``). Cost: about 2 m_k^3 per slice and 4 n^3, plus 60 n^2 for a floating
+    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
+    A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
+    gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
+    sizes. Cost: about 2 m_k^3 per slice and 4 n^3, plus 60 n^2 for a floating
     base's slices: O(n^4) for a serial chain as before; for a tree, whose
     slices are small but for those of joints near the root, far less
     (a humanoid's are 12-23 of its 35-61 coordinates).
     """
     n = qd.shape[0]
+    if dense_layout(model):
+        # a chain's blocks are the dense Gamma, and the n + 2 matrices in
+        # lockstep are faster at its sizes: the bounds as before issue 21
+        bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
+        return
     grams = data.block_grams
     total = 0.0
     first = 0

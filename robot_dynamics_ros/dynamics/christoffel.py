@@ -1,6 +1,7 @@
 """Christoffel symbols of the first kind, Gamma[i, j, k] (MATH.md)."""
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .calls import run, sample_entry
 from .coriolis import body_factorization, mat6t_vec
@@ -47,8 +48,10 @@ def christoffel_tree(model, data, blocks):
     parent, S = model.parent, data.S
     local, start, row, col = model.slice_local, model.slice_start, model.slice_row, model.slice_col
     B, I6, F, f1, f2, f3 = data.B, data.I6, data.h, data.f1, data.f2, data.f3
+    nb = parent.shape[0]
+    G = blocks.reshape((nb, nb, nb)) if dense_layout(model) else blocks.reshape((1, 1, 1 * blocks.size))
     blocks[:] = 0
-    for k in range(parent.shape[0] - 1, -1, -1):
+    for k in range(nb - 1, -1, -1):
         inertia_matrix(data.Ic[k], I6)
         # also leaves F = Ic_k S_k, the momentum it needs
         body_factorization(I6, S[k], F, B)
@@ -65,6 +68,12 @@ def christoffel_tree(model, data, blocks):
             sj, rj, cj, kj, jk = start[j], row[j], col[j], local[k, j], local[j, k]
             i = j
             while i >= 0:
+                if dense_layout(model):
+                    G[i, j, k] = G[i, k, j] = dot6(S[i], f1)
+                    G[j, i, k] = G[j, k, i] = dot6(S[i], f2)
+                    G[k, i, j] = G[k, j, i] = dot6(S[i], f3)
+                    i = parent[i]
+                    continue
                 si, ri, ci, di = start[i], row[i], col[i], local[k, i]
                 ij, ik = local[i, j], local[i, k]
                 g = dot6(S[i], f1)
@@ -80,6 +89,22 @@ def christoffel_tree(model, data, blocks):
             j = parent[j]
     if is_floating(model):
         free_flyer_symbols(model, data, blocks)
+
+
+def dense_layout(model):
+    """True when the blocks are the dense tensor itself (``slices``: a
+    fixed-base chain, or a tree nearly one), ``Gamma[a, b, k]`` at
+    ``(a * nb + b) * nb + k``: ``christoffel_tree`` then writes straight
+    into Gamma."""
+    return model.dense_slices is not None
+
+
+@overload(dense_layout, inline="always")
+def _dense_layout(model):
+    # a constant of the record's type, as ``kinematics.is_floating``: a
+    # chain's kernels index Gamma directly, without the layout's look-ups
+    value = not isinstance(model.field_dict["dense_slices"], types.NoneType)
+    return lambda model: value
 
 
 @njit(cache=True, nogil=True)
@@ -218,8 +243,11 @@ def _christoffel(data, safeea, Q, out):
             christoffel_safeea(model, data, G)
         else:
             composite_inertias(model, data)
-            christoffel_tree(model, data, data.blocks)
-            christoffel_scatter(model, data.blocks, G)
+            if dense_layout(model):
+                christoffel_tree(model, data, G.reshape(G.size))
+            else:
+                christoffel_tree(model, data, data.blocks)
+                christoffel_scatter(model, data.blocks, G)
         if not all_finite(G):
             return s
     return -1

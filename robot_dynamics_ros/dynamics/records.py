@@ -28,7 +28,7 @@ from .inertia import pack_inertia, unpack_inertia
 SLICE_FIELDS = ("slice_local", "slice_start", "slice_row", "slice_col", "group_size",
                 "group_count", "group_offset")
 MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_translation",
-                "inertia", "gravity", *SLICE_FIELDS, "floating")
+                "inertia", "gravity", *SLICE_FIELDS, "floating", "dense_slices")
 
 # One row per body unless noted. Kinematics: world pose (rot, pos), joint
 # motion subspace S, body inertia I and composite inertia Ic, both as the
@@ -104,7 +104,8 @@ def model_record(model, dtype):
     caller can change. ``floating`` is True, or None for a fixed base: a
     type rather than a value, so every kernel is compiled apart for the two
     and a fixed-base kernel holds no floating-base branch at all
-    (``kinematics.is_floating``).
+    (``kinematics.is_floating``); ``dense_slices`` likewise, True when
+    Gamma's blocks are the dense tensor (``christoffel.dense_layout``).
     """
     layout = model.slice_layout
     frames = np.array([np.eye(3) if i < model.base_bodies else axis_frame(axis)
@@ -127,7 +128,9 @@ def model_record(model, dtype):
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
                              if fields[name].dtype.kind == "i" else dtype)
               for name in fields}
-    return _record(ModelRecord, {**arrays, "floating": True if model.floating else None})
+    dense = len(layout.group_size) == 1 and layout.group_size[0] == model.nb and not model.floating
+    return _record(ModelRecord, {**arrays, "floating": True if model.floating else None,
+                                 "dense_slices": True if dense else None})
 
 
 def axis_frame(axis):

@@ -23,6 +23,12 @@ from typing import NamedTuple
 import numpy as np
 
 
+# A fixed-base tree whose blocks would hold this fraction of n^3 numbers or
+# more gets the dense layout (every slice n x n, ``christoffel.dense_layout``):
+# writing Gamma straight into the tensor is then cheaper than the blocks.
+DENSE_FROM = 0.5
+
+
 class SliceLayout(NamedTuple):
     """The block layout of the slices of Gamma (module docstring)."""
 
@@ -55,7 +61,9 @@ def related_sets(parent):
 def slice_layout(parent, base_bodies=0):
     """The ``SliceLayout`` of a tree given by ``parent`` (topological order).
 
-    The slices of a floating base's ``base_bodies`` bodies (related to every
+    A fixed-base tree that is nearly a chain (``DENSE_FROM``) gets every
+    slice over all joints: the dense tensor. The slices of a floating
+    base's ``base_bodies`` bodies (related to every
     joint) make group 0 on their own, slot k for body k, stored one after
     the other rather than side by side: their norms are found one by one
     (``bounds.base_slice_norms``). The others are grouped
@@ -63,6 +71,9 @@ def slice_layout(parent, base_bodies=0):
     """
     nb = len(parent)
     members = related_sets(parent)
+    if not base_bodies and sum(len(m) ** 2 for m in members) >= DENSE_FROM * nb ** 3:
+        # hardly a tree (an arm with two fingers): the dense tensor is the layout
+        members = [np.arange(nb, dtype=np.int64)] * nb
     sizes = np.array([len(m) for m in members], dtype=np.int64)
     local = np.full((nb, nb), -1, dtype=np.int64)
     for k, m in enumerate(members):

@@ -14,7 +14,7 @@ from numba import njit
 
 from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
 from .calls import run, sample_entry
-from .christoffel import christoffel_gather, christoffel_scatter, christoffel_symbols, christoffel_tree
+from .christoffel import dense_layout, christoffel_gather, christoffel_scatter, christoffel_symbols, christoffel_tree
 from .coriolis import coriolis
 from .coriolis_constant import refinement_for, set_global_constants
 from .crba import crba, mass_matrix
@@ -52,7 +52,6 @@ def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, boun
     O(n d^2) for depth d, ``sum_k m_k^3`` for the bounds
     (``bounds.tree_bound_values``) and n^3 for a dense Gamma."""
     model = data.model
-    blocks = data.blocks
     for s in range(sample_count(Q)):
         q, qd = sample(Q, s, Q), sample(QD, s, Q)
         if not (valid_configuration(model, q) and all_finite(qd)):
@@ -62,12 +61,19 @@ def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, boun
         forward_kinematics(model, data, q)
         composite_inertias(model, data)
         crba(model, data, M)
+        # a serial chain's blocks are Gamma itself (``christoffel.dense_layout``)
+        direct = with_gamma and dense_layout(model)
+        if direct:
+            G = sample(christoffel, s, Q)
+            blocks = G.reshape(G.size)
+        else:
+            blocks = data.blocks
         christoffel_tree(model, data, blocks)
         coriolis(model, data, qd, C)
         gravity(model, data, g)
         if not (all_finite(M) and all_finite(C) and all_finite(blocks) and all_finite(g)):
             return s
-        if with_gamma:
+        if with_gamma and not direct:
             christoffel_scatter(model, blocks, sample(christoffel, s, Q))
         if with_bounds:
             b = sample(bounds, s, Q)
