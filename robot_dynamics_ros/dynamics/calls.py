@@ -46,8 +46,9 @@ def _entry(kernel, args):
 def _call(kernel, model, settings, inputs, outs):
     first = inputs[0]
     args = (model.data(first.dtype), *settings, *inputs, *outs)
-    # a floating base's record is of another type (``kinematics.is_floating``)
-    key = (kernel, first.ndim, first.dtype.char, model.floating)
+    # a floating base's record is of another type (``kinematics.is_floating``),
+    # and so is a chain's (``christoffel.dense_layout``)
+    key = (kernel, first.ndim, first.dtype.char, model.floating, model.slice_layout.dense)
     entry = _entries.get(key)
     if entry is None:
         entry = _entries[key] = _entry(kernel, args)

@@ -128,9 +128,8 @@ def model_record(model, dtype):
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
                              if fields[name].dtype.kind == "i" else dtype)
               for name in fields}
-    dense = len(layout.group_size) == 1 and layout.group_size[0] == model.nb and not model.floating
     return _record(ModelRecord, {**arrays, "floating": True if model.floating else None,
-                                 "dense_slices": True if dense else None})
+                                 "dense_slices": True if layout.dense else None})
 
 
 def axis_frame(axis):

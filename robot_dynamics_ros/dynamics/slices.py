@@ -42,6 +42,7 @@ class SliceLayout(NamedTuple):
     slice_group: np.ndarray  # (nb,) int64: the group of slice k
     slice_slot: np.ndarray   # (nb,) int64: its place in the group
     total: int               # numbers in all blocks
+    dense: bool              # the blocks are the dense tensor (one group of nb slices of nb)
 
 
 def related_sets(parent):
@@ -98,5 +99,6 @@ def slice_layout(parent, base_bodies=0):
     row[base] = nb
     start[base] = slice_slot[base] * nb * nb
     total = int(np.sum(group_size ** 2 * group_count))
+    dense = len(group_size) == 1 and group_size[0] == nb and not base_bodies
     return SliceLayout(local, start, row, col, group_size, group_count, group_offset,
-                       slice_group, slice_slot, total)
+                       slice_group, slice_slot, total, dense)
