@@ -12,14 +12,20 @@ per-round ratio to Pinocchio, with the median microseconds beside it.
   comparison, fixed (the same URDF bolted at its root link, against
   Pinocchio's fixed-base model): the floating functions should reach the
   ratio the fixed ones do.
-- g1 (29 joints, nv = 35) floating: ``all_terms`` (M, C, g, Gamma and the
-  bounds) against Pinocchio's crba, computeCoriolisMatrix,
+- g1 (29 joints, nv = 35), talos_full_v2 (nv = 50), romeo (a humanoid
+  with two five-finger hands, nv = 61) and random trees of 30 and 60
+  joints, all floating: ``all_terms(..., christoffel=False)`` (M, C, g and
+  the bounds, what the node computes unless it publishes Gamma) against
+  Pinocchio's route to the same numbers (crba, computeCoriolisMatrix,
   computeGeneralizedGravity and Gamma as nv calls of
-  ``computeCoriolisMatrix(q, e_k)``; and without Gamma, our mass_matrix,
-  coriolis_matrix and gravity_torques against Pinocchio's first three.
-  ``all_terms`` also reports K_c, which the model computes once (a search
-  over the joint limits, issue 10's business, minutes for 29 joints): it
-  is filled in beforehand, so what is timed is the per-sample work.
+  ``computeCoriolisMatrix(q, e_k)``); for romeo and the random trees also
+  against Pinocchio's M + C + g alone. Then ``all_terms`` with Gamma, and
+  our M + C + g against Pinocchio's. ``all_terms`` also reports K_c, which
+  the model computes once (issue 10's business): it is filled in
+  beforehand, so what is timed is the per-sample work.
+
+Issue 21's targets: G1 bounds without Gamma <= 150 us and <= 0.3x
+Pinocchio's route; humanoids with hands <= 10x Pinocchio's M + C + g.
 """
 import argparse
 import os
@@ -30,6 +36,7 @@ import pinocchio as pin
 
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_dynamics import paired_rounds, report  # noqa: E402
+from common import topology_urdf  # noqa: E402
 from robots import PinocchioOracle, example_robot_urdf, load_pinocchio  # noqa: E402
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
@@ -71,10 +78,10 @@ def mcg_cases(name, base):
     ]
 
 
-def all_terms_cases(name):
-    model, oracle = robot(name, "floating")
+def pinocchio_routes(oracle, pq, pv):
+    """Pinocchio's M + C + g, and its route to all_terms' numbers: those and
+    Gamma as nv calls of ``computeCoriolisMatrix(q, e_k)``."""
     pm, pd = oracle.model, oracle.data
-    q, v, pq, pv = state(model, oracle)
     units = np.eye(pm.nv)
 
     def pin_mcg():
@@ -87,28 +94,77 @@ def all_terms_cases(name):
         for k in range(pm.nv):
             pin.computeCoriolisMatrix(pm, pd, pq, units[k])
 
+    return pin_mcg, pin_all
+
+
+def all_terms_cases(name, model, oracle, against_mcg=False):
+    """all_terms with the bounds, without and with Gamma, against Pinocchio's
+    route to the same numbers (and, ``against_mcg``, against its M + C + g
+    alone, the humanoids' target); our M + C + g against its own."""
+    q, v, pq, pv = state(model, oracle)
+    pin_mcg, pin_all = pinocchio_routes(oracle, pq, pv)
+    fill_global_constant(model)
+    terms = rd.all_terms(model, q, v, christoffel=False)
+    assert np.allclose(terms.mass_matrix, oracle.mass_matrix(q), atol=1e-10)
+
     def ours_mcg():
         rd.mass_matrix(model, q)
         rd.coriolis_matrix(model, q, v)
         rd.gravity_torques(model, q)
 
-    return [(f"{name} floating all_terms (with Gamma)",
-             {"ours": lambda: rd.all_terms(model, q, v), "pin": pin_all}),
-            (f"{name} floating M + C + g (without Gamma)", {"ours": ours_mcg, "pin": pin_mcg})]
+    bounds = lambda: rd.all_terms(model, q, v, christoffel=False)  # noqa: E731
+    cases = [(f"{name} all_terms, bounds, no Gamma", {"ours": bounds, "pin": pin_all})]
+    if against_mcg:
+        cases.append((f"{name} all_terms, bounds, no Gamma vs pin M+C+g",
+                      {"ours": bounds, "pin": pin_mcg}))
+    cases += [(f"{name} all_terms with Gamma", {"ours": lambda: rd.all_terms(model, q, v),
+                                                "pin": pin_all}),
+              (f"{name} M + C + g", {"ours": ours_mcg, "pin": pin_mcg})]
+    return cases
+
+
+def fill_global_constant(model):
+    """K_c's first bound, computed once per model (issue 10's business,
+    seconds to minutes): done before timing, so what is timed is the
+    per-sample work."""
+    rd.coriolis_bounds(model, np.zeros((0, model.nq)), np.zeros((0, model.nv)))
+
+
+def random_floating_tree(joints, seed):
+    """A random tree of ``joints`` revolute joints on a floating base, and its oracle."""
+    urdf = topology_urdf(random_parents(joints, seed), seed)
+    model = rd.load_urdf(urdf, base="floating")
+    oracle = PinocchioOracle(load_pinocchio(urdf, free_flyer=True), model.joint_names)
+    return model, oracle
+
+
+def random_parents(joints, seed):
+    """A humanoid-like random tree: each joint hangs off a random earlier one
+    (or the root), chains preferred, so the depth grows like log of the size."""
+    rng = np.random.default_rng(seed)
+    return [-1 if i == 0 else int(rng.integers(-1, i)) if rng.random() < 0.3 else i - 1
+            for i in range(joints)]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--only-all-terms", action="store_true",
+                        help="leave out the M, C, g of solo12 and talos")
     args = parser.parse_args()
     print(f"Per call, median of {args.rounds} paired rounds of {args.calls} calls "
           "(xR = median per-round ratio to Pinocchio)")
     cases = []
-    for name in ("solo12", "talos_full_v2"):
-        for base in ("fixed", "floating"):
-            cases += mcg_cases(name, base)
-    cases += all_terms_cases("g1_29dof_rev_1_0")
+    if not args.only_all_terms:
+        for name in ("solo12", "talos_full_v2"):
+            for base in ("fixed", "floating"):
+                cases += mcg_cases(name, base)
+    for name, hands in (("g1_29dof_rev_1_0", False), ("talos_full_v2", False), ("romeo", True)):
+        cases += all_terms_cases(name, *robot(name, "floating"), against_mcg=hands)
+    for joints in (30, 60):
+        cases += all_terms_cases(f"random tree {joints}", *random_floating_tree(joints, joints),
+                                 against_mcg=True)
     for label, calls in cases:
         report(label, paired_rounds(calls, args.rounds, args.calls))
 

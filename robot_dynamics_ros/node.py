@@ -257,7 +257,8 @@ class DynamicsNode(Node):
         DynamicsState of its revision can be."""
         self._refiner.refinement(served.model)  # the first K_c bound, with the node's memory limit
         certificate = self._certificate(served.model)
-        compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv))
+        for christoffel in (False, True):  # publish_christoffel may change at run time
+            compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv), christoffel)
         same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
         same_outputs = old is not None and old.served.coordinates == served.coordinates
         self._revision += 1
@@ -381,8 +382,9 @@ class DynamicsNode(Node):
                 return
             q, qd = full_state(base.position, base.velocity, q, qd)
             frame = base.frame_id
+        christoffel = self._service.parameters["publish_christoffel"]
         try:
-            terms = compute_outputs(served.model, q, qd)
+            terms = compute_outputs(served.model, q, qd, christoffel)
         # ArithmeticError: a numerics bug on some input must not stop the node.
         except StateError as error:  # NaN or inf in q or qd, named by the kernels
             self._drop("non_finite", str(error))
@@ -392,7 +394,6 @@ class DynamicsNode(Node):
             return
         # Serialized from templates: rclpy's conversion of message objects
         # would cost more than the dynamics.
-        christoffel = self._service.parameters["publish_christoffel"]
         out_state = live.state_template(state_frame(served, frame), christoffel).encode_one(
             state_values(served, q, qd, terms, christoffel), stamp)
         templates = live.templates

@@ -39,11 +39,12 @@ ARRAY_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "christoffe
 KC_SOURCES = ("first_bound", "refining", "refined", "certificate")
 
 
-def compute_outputs(model, q: np.ndarray, qd: np.ndarray) -> dynamics.AllTerms:
+def compute_outputs(model, q: np.ndarray, qd: np.ndarray, christoffel: bool = True) -> dynamics.AllTerms:
     """Every published quantity at (q, qd), one sample or a batch, in model
     joint order: the one computation the node and the offline replay share,
-    so that they agree bit for bit."""
-    return dynamics.all_terms(model, q, qd)
+    so that they agree bit for bit. ``christoffel``: also the n^3 tensor
+    Gamma (the bounds are the same without it, computed from its blocks)."""
+    return dynamics.all_terms(model, q, qd, christoffel=christoffel)
 
 
 def state_values(served: ServedModel, q: np.ndarray, qd: np.ndarray, terms: dynamics.AllTerms,

@@ -6,8 +6,8 @@ order of ``model.joint_names``; a floating base (``load_urdf(...,
 base="floating")``) adds its pose to q (``model.nq``) and its twist to qd,
 qdd and tau (``model.nv``), docs/floating_base.md.
 """
-from .terms import AllTerms, all_terms
-from .bounds import BOUNDS_FIELDS, CoriolisBounds, coriolis_bounds
+from .terms import AllTerms, all_terms, coriolis_bounds
+from .bounds import BOUNDS_FIELDS, CoriolisBounds
 from .christoffel import christoffel_symbols
 from .coriolis import coriolis_matrix
 from .crba import mass_matrix

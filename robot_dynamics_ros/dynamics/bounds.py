@@ -14,14 +14,22 @@ import numpy as np
 from numba import njit
 
 from .calls import run
-from .christoffel import christoffel_symbols
+from .christoffel import christoffel_symbols, dense_layout
 from .crba import mass_matrix
 from .errors import StateError
-from .eigen import largest_eigenvalue, lower_triangles_finite, smallest_eigenvalue, tridiagonalize
+from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
+                    smallest_eigenvalue, tridiagonalize, tridiagonalize_one)
 from .finite import all_finite
 from .kc.constant import gram_matrices, kc_of_reduced
-from .kc.search import refinement_for, set_global_constants
+from .kc.search import set_global_constants
+from .kinematics import is_floating
+from .model import BASE_BODIES
 from .state import configuration_array, joint_array, raise_failure
+from .subspace import certified_top_singular_value
+
+# Groups of fewer slices than this are reduced one by one (``eigen.tridiagonalize_one``):
+# the lockstep of ``eigen.tridiagonalize`` vectorizes over the slices, which needs a few
+LOCKSTEP_FROM = 4
 
 # What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
@@ -37,7 +45,7 @@ class CoriolisBounds(NamedTuple):
     - ``kc_config``: ``k_c(q)``, so ``||C(q, x) y|| <= k_c ||x|| ||y||``.
     - ``kc_global``: a guaranteed upper bound on ``K_c`` over the joint
       limits, the model's current one (``inf`` for a prismatic joint without
-      limits); see ``kc.search``.
+      limits); see ``coriolis_constant``.
     - ``m_eig_min``, ``m_eig_max``: extreme eigenvalues of M(q).
     - ``kc_global_lower``: the largest k_c(q) computed at a configuration
       found within the limits: K_c lies in ``[kc_global_lower, kc_global]``.
@@ -96,6 +104,129 @@ def bound_values(data, gamma, mass, qd, out):
 
 
 @njit(cache=True, nogil=True)
+def base_slice_norms(model, data, blocks):
+    """``sum_k ||Gamma_k||_2^2`` over a floating base's six slices (group 0
+    of the blocks, slot k for speed k).
+
+    The three slices of the base's linear speeds are zero (docs/tree_bounds.md,
+    "The three linear speeds": a uniform translation has no Coriolis terms), so
+    they add nothing; what ``christoffel_tree`` leaves in them is rounding.
+    Each slice of an angular speed k has a top singular pair standing far
+    above the rest (the whole robot's mass turning the linear momentum about
+    axis k: a singular value of about the total mass, twice, where the next
+    are a few percent of it on the humanoids measured), with right singular
+    vectors near the two linear speeds across axis k. Subspace iteration
+    from those two coordinates certifies an upper bound of its norm in 3-5
+    steps (``subspace.certified_top_singular_value``), within 1e-14 of it;
+    should it not, the Gram matrix's largest eigenvalue
+    (``eigen.largest_singular_value``). Cost: 4 n^2 per step, 3 slices.
+    """
+    n = model.group_size[0]
+    X, work = data.iterates[:2], data.iterates[2:6]
+    total = 0.0
+    for k in range(3, BASE_BODIES):
+        G = blocks[k * n * n:(k + 1) * n * n].reshape((n, n))
+        X[:] = 0.0
+        X[0, (k - 2) % 3] = 1.0
+        X[1, (k - 1) % 3] = 1.0
+        norm = certified_top_singular_value(G, X, work)
+        if norm < 0.0:
+            norm = largest_singular_value(G, data.gram, data.eig_work)
+        total += norm * norm
+    return total
+
+
+@njit(cache=True, nogil=True)
+def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+    """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
+    kc_global_lower (0 here: the caller sets them), from the slices of
+    Gamma as blocks (``christoffel.christoffel_tree``), C and M.
+
+    ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
+    ``||Gamma_k||_2`` the largest singular value of its block alone, of
+    size ``m_k = depth(k) + |subtree(k)|`` (``slices``): the Gram matrices
+    ``Gamma_k^T Gamma_k`` of the blocks of one size are built and reduced
+    to tridiagonal form in lockstep (``eigen.tridiagonalize``), then their
+    largest eigenvalues found. A floating base's six slices are related to
+    every joint, so dense, and get ``base_slice_norms``. Groups of fewer
+    than ``LOCKSTEP_FROM`` slices, ``||C||_2`` and the extreme eigenvalues
+    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
+    A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
+    gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
+    sizes. Cost: about 2 m_k^3 per slice and 4 n^3, plus 60 n^2 for a floating
+    base's slices: O(n^4) for a serial chain as before; for a tree, whose
+    slices are small but for those of joints near the root, far less
+    (a humanoid's are 12-23 of its 35-61 coordinates).
+    """
+    n = qd.shape[0]
+    if dense_layout(model):
+        # a chain's blocks are the dense Gamma, and the n + 2 matrices in
+        # lockstep are faster at its sizes: the bounds as before issue 21
+        bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
+        return
+    grams = data.block_grams
+    total = 0.0
+    first = 0
+    if is_floating(model):
+        total = base_slice_norms(model, data, blocks)
+        first = 1
+    for g in range(first, model.group_size.shape[0]):
+        m, count, offset = model.group_size[g], model.group_count[g], model.group_offset[g]
+        size = m * m * count
+        block = blocks[offset:offset + size].reshape((m, m, count))
+        if count < LOCKSTEP_FROM:
+            for s in range(count):
+                one = data.eig_work.reshape(-1)[:m * m].reshape((m, m))
+                gram = data.gram.reshape(-1)[:m * m].reshape((m, m))
+                for r in range(m):
+                    for c in range(m):
+                        one[r, c] = block[r, c, s]
+                gram_one(one, gram)
+                if not all_finite(gram):
+                    out[:] = np.nan  # too large to square: an overflow, not a bound
+                    return
+                tridiagonalize_one(gram, data.householder)
+                total += max(0.0, largest_eigenvalue(gram, 0.0))
+            continue
+        gram = grams[offset:offset + size].reshape((m, m, count))
+        for r in range(m):
+            for c in range(r + 1):
+                for s in range(count):
+                    gram[r, c, s] = 0.0
+                for i in range(m):
+                    for s in range(count):
+                        gram[r, c, s] += block[i, r, s] * block[i, c, s]
+        if not lower_triangles_finite(gram):
+            out[:] = np.nan  # too large to square: an overflow, not a bound
+            return
+        tridiagonalize(gram)
+        for s in range(count):
+            total += max(0.0, largest_eigenvalue(gram[:, :, s], 0.0))
+    kc = np.sqrt(total)
+    speed = 0.0
+    for k in range(n):
+        speed += qd[k] * qd[k]
+    gram, work = data.gram, data.eig_work
+    gram_one(coriolis, gram)
+    for r in range(n):
+        for c in range(r + 1):  # M's lower triangle, as the dense bounds read it
+            work[r, c] = work[c, r] = mass[r, c]
+    if not (all_finite(gram) and all_finite(work)):
+        out[:] = np.nan
+        return
+    tridiagonalize_one(gram, data.householder)
+    tridiagonalize_one(work, data.householder)
+    out[0] = np.sqrt(max(0.0, largest_eigenvalue(gram, 0.0)))
+    out[1] = kc
+    out[2] = 0.0
+    out[6] = 0.0
+    out[3] = kc * np.sqrt(speed)
+    out[4] = smallest_eigenvalue(work)
+    out[5] = largest_eigenvalue(work, -np.inf)
+
+
+
+@njit(cache=True, nogil=True)
 def _bound_vectors(data, gamma, mass, QD, out):
     for s in range(QD.shape[0]):
         bound_values(data, gamma[s], mass[s], QD[s], out[s])
@@ -120,36 +251,7 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
     return values
 
 
-def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBounds:
-    """The ``CoriolisBounds`` at (q, qd), for one sample or a batch (N, n).
-
-    ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
-    already, so they are not computed twice (``all_terms`` computes every
-    term at once). Cost: one Christoffel evaluation O(N d^2) and n + 2
-    eigenproblems of n x n matrices, O(n^4) in all; ``kc_global`` and
-    ``kc_global_lower`` are the model's current interval for K_c (its first
-    guaranteed bound on the first call, in milliseconds; tighter once
-    ``coriolis_constant_interval`` or a background thread has refined it).
-    """
-    q = configuration_array(model, q)
-    qd = joint_array(model, qd, "qd", like=q)
-    single = q.ndim == 1
-    batch_q = q[None] if single else q
-    gamma = (christoffel_symbols(model, batch_q) if christoffel is None else
-             _given(model, christoffel, "christoffel", q, 3).reshape(len(batch_q), *(model.nv,) * 3))
-    mass = (mass_matrix(model, batch_q) if mass is None else
-            _given(model, mass, "mass", q, 2).reshape(len(batch_q), model.nv, model.nv))
-    inputs = (("q", batch_q), ("qd", qd[None] if single else qd))
-    values = bound_vectors(model, gamma, mass, inputs[1][1], inputs)
-    fields = dict(zip(BOUNDS_FIELDS, values[0] if single else values.T))
-    if not single:
-        # one float for the batch, the model's current interval (also for an empty batch)
-        interval = refinement_for(model).interval
-        fields["kc_global"], fields["kc_global_lower"] = interval.upper, interval.lower
-    return CoriolisBounds(**{name: fields[name] for name in CoriolisBounds._fields})
-
-
-def _given(model, value, name, q, dims):
+def given(model, value, name, q, dims):
     """A caller's Gamma (``dims`` 3) or M (``dims`` 2) for the checked ``q``:
     shape (n,) * dims after q's batch axis, finite real numbers, or
     ``StateError`` naming ``name`` and the first non-finite element."""

@@ -6,7 +6,7 @@ point only unboxes them (docs/benchmarks.md, "Calling a compiled kernel").
 So each (kernel, precision, single or batch) is resolved once, through the
 dispatcher (which compiles it or loads it from the cache), and its entry
 point is called from then on; the hot path binds it to the thread's
-``Data`` (``bind``).
+``Data`` (``sample_entry``).
 
 Every kernel loops over a leading sample axis and releases the GIL
 (``nogil=True``), so a batch is cut into one contiguous chunk per core and
@@ -19,6 +19,8 @@ import threading
 
 import numba
 import numpy as np
+
+from .errors import not_a_model
 
 _THREADS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                else os.cpu_count() or 1)
@@ -44,8 +46,9 @@ def _entry(kernel, args):
 def _call(kernel, model, settings, inputs, outs):
     first = inputs[0]
     args = (model.data(first.dtype), *settings, *inputs, *outs)
-    # a floating base's record is of another type (``kinematics.is_floating``)
-    key = (kernel, first.ndim, first.dtype.char, model.floating)
+    # a floating base's record is of another type (``kinematics.is_floating``),
+    # and so is a chain's (``christoffel.dense_layout``)
+    key = (kernel, first.ndim, first.dtype.char, model.floating, model.slice_layout.dense)
     entry = _entries.get(key)
     if entry is None:
         entry = _entries[key] = _entry(kernel, args)
@@ -54,30 +57,45 @@ def _call(kernel, model, settings, inputs, outs):
 
 class PerThread(threading.local):
     """What each thread keeps of a model: its ``Data`` per precision and the
-    hot path's kernels bound to it (``bind``)."""
+    hot path's kernels bound to it (``single``)."""
 
     def __init__(self):
         self.data = {}
         self.bound = {}
 
 
-def bind(kernel, model, args):
-    """``kernel``'s entry point bound to this thread's float64 data.
+def sample_entry(kernel, model, q, *arrays):
+    """The one way from a public function's hot path to its compiled code:
+    ``kernel``'s entry point bound to this thread's float64 data, to call
+    with the kernel's arguments after ``data``, when q is one float64 sample
+    of q's shape and every array one of qd's, for a model without mimic
+    reduction (of any strides); None otherwise, and the caller takes the
+    general path (``run``), which checks and converts its arguments.
 
-    The hot path of the public functions (one float64 sample of the model's
-    shapes, ``state.is_sample``) looks this up in ``model._local.bound`` and
-    calls it with ``args``: one dictionary look-up before the compiled code,
-    what keeps a 6-joint mass matrix within 2x of Pinocchio's C++ call.
+    One function call and one dictionary look-up before the compiled code
+    (the entry point is bound on the first call), what keeps a 6-joint mass
+    matrix within 2x of Pinocchio's C++ call. DynamicsError when ``model``
+    is no ``Model`` (a ``try`` costs nothing until it catches).
     """
+    try:
+        shape = model.q_shape
+    except AttributeError:
+        raise not_a_model(model) from None
+    if not (type(q) is np.ndarray and q.dtype is _F64 and q.shape == shape):
+        return None
+    shape = model.sample_shape
+    for x in arrays:
+        if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape):
+            return None
+    return model._local.bound.get(kernel) or partial(_bind_and_call, kernel, model)
+
+
+def _bind_and_call(kernel, model, *args):
+    """The first call of ``kernel`` on this thread: its entry point for these
+    arguments' types, bound to the thread's data and kept for the next."""
     data = model.data(_F64)
     bound = model._local.bound[kernel] = partial(_entry(kernel, (data,) + args), data)
-    return bound
-
-
-def single(kernel, model, args):
-    """``kernel(data, *args)`` through the bound entry point."""
-    call = model._local.bound.get(kernel) or bind(kernel, model, args)
-    return call(*args)
+    return bound(*args)
 
 
 def run(kernel, model, inputs, outs, settings=()):

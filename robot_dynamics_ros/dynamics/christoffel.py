@@ -1,8 +1,9 @@
 """Christoffel symbols of the first kind, Gamma[i, j, k] (docs/math.md)."""
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
-from .calls import run, single
+from .calls import run, sample_entry
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
@@ -10,15 +11,25 @@ from .kinematics import composite_inertias, forward_kinematics, is_floating, val
 from .model import BASE_BODIES, REVOLUTE
 from .samples import sample, sample_count
 from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
-from .state import (configuration_array, into, is_sample, kernel_out, raise_failure,
+from .state import (configuration_array, into, kernel_out, raise_failure,
                     tensor_result, to_all_joints)
 
 METHODS = ("tree", "safeea")
 
 
+@njit(cache=True, nogil=True, inline="always")
+def slice_index(model, a, b, k):
+    """Where ``Gamma[a, b, k]`` is in the blocks (``slices``): a and b
+    related to k."""
+    return (model.slice_start[k] + model.slice_local[k, a] * model.slice_row[k]
+            + model.slice_local[k, b] * model.slice_col[k])
+
+
 @njit(cache=True, nogil=True)
-def christoffel_tree(model, data, G):
-    """Gamma from ``data.S`` and the composites ``data.Ic``.
+def christoffel_tree(model, data, blocks):
+    """Gamma from ``data.S`` and the composites ``data.Ic``, into ``blocks``:
+    one block per slice ``Gamma_k = Gamma[:, :, k]`` over the joints related
+    to k (``slices``; ``christoffel_scatter`` makes the dense tensor).
 
     Algorithm 2 of Echeandia and Wensing (2021), world frame. Children
     first: for body k with its composite inertia ``Ic_k``,
@@ -28,18 +39,25 @@ def christoffel_tree(model, data, G):
     ancestor i of j (and i = j) ``Gamma[i, j, k] = S_i . f1``,
     ``Gamma[j, i, k] = S_i . f2``, ``Gamma[k, i, j] = S_i . f3``, each with
     its last two indices swapped as well (their eqs. (36)-(40)). Symbols of
-    joints that are not all on one root-to-leaf path are zero. World
-    coordinates need no transforms along the paths. Cost: O(n d^2) for a
-    tree of depth d (O(n^3) for a serial chain). A floating base then gets
-    ``free_flyer_symbols``.
+    joints that are not all on one root-to-leaf path are zero and have no
+    place in the blocks. World coordinates need no transforms along the
+    paths. Cost: O(n d^2) for a tree of depth d (O(n^3) for a serial
+    chain), and ``sum_k m_k^2`` to clear the blocks (m_k = depth(k) +
+    |subtree(k)|). A floating base then gets ``free_flyer_symbols``.
     """
     parent, S = model.parent, data.S
+    local, start, row, col = model.slice_local, model.slice_start, model.slice_row, model.slice_col
     B, I6, F, f1, f2, f3 = data.B, data.I6, data.h, data.f1, data.f2, data.f3
-    G[:] = 0
-    for k in range(parent.shape[0] - 1, -1, -1):
+    nb = parent.shape[0]
+    G = blocks.reshape((nb, nb, nb)) if dense_layout(model) else blocks.reshape((1, 1, 1 * blocks.size))
+    blocks[:] = 0
+    for k in range(nb - 1, -1, -1):
         inertia_matrix(data.Ic[k], I6)
         # also leaves F = Ic_k S_k, the momentum it needs
         body_factorization(I6, S[k], F, B)
+        # slices k and j as (start, row step, column step); an ancestor i of
+        # j has the same place in both, its depth: local[k, i] == local[j, i]
+        sk, rk, ck, kk = start[k], row[k], col[k], local[k, k]
         j = k
         while j >= 0:
             mat6_vec(B, S[j], f1)
@@ -47,25 +65,80 @@ def christoffel_tree(model, data, G):
             cross_force(S[j], F, f3)
             for r in range(6):
                 f3[r] -= f1[r]
+            sj, rj, cj, kj, jk = start[j], row[j], col[j], local[k, j], local[j, k]
             i = j
             while i >= 0:
+                if dense_layout(model):
+                    G[i, j, k] = G[i, k, j] = dot6(S[i], f1)
+                    G[j, i, k] = G[j, k, i] = dot6(S[i], f2)
+                    G[k, i, j] = G[k, j, i] = dot6(S[i], f3)
+                    i = parent[i]
+                    continue
+                si, ri, ci, di = start[i], row[i], col[i], local[k, i]
+                ij, ik = local[i, j], local[i, k]
                 g = dot6(S[i], f1)
-                G[i, j, k] = g
-                G[i, k, j] = g
+                blocks[sk + di * rk + kj * ck] = g  # Gamma[i, j, k]
+                blocks[sj + di * rj + jk * cj] = g  # Gamma[i, k, j]
                 g = dot6(S[i], f2)
-                G[j, i, k] = g
-                G[j, k, i] = g
+                blocks[sk + kj * rk + di * ck] = g  # Gamma[j, i, k]
+                blocks[si + ij * ri + ik * ci] = g  # Gamma[j, k, i]
                 g = dot6(S[i], f3)
-                G[k, i, j] = g
-                G[k, j, i] = g
+                blocks[sj + jk * rj + di * cj] = g  # Gamma[k, i, j]
+                blocks[si + ik * ri + ij * ci] = g  # Gamma[k, j, i]
                 i = parent[i]
             j = parent[j]
     if is_floating(model):
-        free_flyer_symbols(model, data, G)
+        free_flyer_symbols(model, data, blocks)
+
+
+def dense_layout(model):
+    """True when the blocks are the dense tensor itself (``slices``: a
+    fixed-base chain, or a tree nearly one), ``Gamma[a, b, k]`` at
+    ``(a * nb + b) * nb + k``: ``christoffel_tree`` then writes straight
+    into Gamma."""
+    return model.dense_slices is not None
+
+
+@overload(dense_layout, inline="always")
+def _dense_layout(model):
+    # a constant of the record's type, as ``kinematics.is_floating``: a
+    # chain's kernels index Gamma directly, without the layout's look-ups
+    value = not isinstance(model.field_dict["dense_slices"], types.NoneType)
+    return lambda model: value
 
 
 @njit(cache=True, nogil=True)
-def free_flyer_symbols(model, data, G):
+def christoffel_scatter(model, blocks, G):
+    """The dense Gamma (nb, nb, nb) from the blocks of ``christoffel_tree``:
+    zeros where joints are unrelated. O(n^3)."""
+    nb = model.parent.shape[0]
+    local = model.slice_local
+    for a in range(nb):
+        for b in range(nb):
+            for k in range(nb):
+                if local[k, a] >= 0 and local[k, b] >= 0:
+                    G[a, b, k] = blocks[slice_index(model, a, b, k)]
+                else:
+                    G[a, b, k] = 0
+
+
+@njit(cache=True, nogil=True)
+def christoffel_gather(model, G, blocks):
+    """The blocks of ``christoffel_tree`` from a dense Gamma (nb, nb, nb),
+    such as a caller's (``coriolis_bounds(..., christoffel=...)``): the
+    inverse of ``christoffel_scatter``, leaving out the symbols of unrelated
+    joints (zero). O(n^3)."""
+    nb = model.parent.shape[0]
+    local = model.slice_local
+    for a in range(nb):
+        for b in range(nb):
+            for k in range(nb):
+                if local[k, a] >= 0 and local[k, b] >= 0:
+                    blocks[slice_index(model, a, b, k)] = G[a, b, k]
+
+
+@njit(cache=True, nogil=True)
+def free_flyer_symbols(model, data, blocks):
     """Adds to the tree's symbols what a floating base's generalized speeds
     change: ``Gamma[r, i, k] += (Ic_r S_r) . (S_k x S_i)`` for base columns
     i < k and every body r.
@@ -77,9 +150,9 @@ def free_flyer_symbols(model, data, G):
     (Ic the composite of the deeper of r and i, which is Ic_r as the base
     bodies are massless), gains ``(Ic_r S_r) . (S_k x S_i) v_k`` for k > i.
     With these the symbols are Pinocchio's ``computeCoriolisMatrix(q, e_k)``
-    (Echeandia and Wensing 2021, Remark 5: generalized speeds; docs/math.md
-    "Floating base"); they are no longer symmetric in j and k. Needs the composites ``data.Ic``.
-    Cost: O(n).
+    (Echeandia and Wensing (2021), Remark 5: generalized speeds;
+    docs/floating_base.md); they are no longer symmetric in j and k. Needs
+    the composites ``data.Ic``. Cost: O(n).
     """
     S, F, t = data.S, data.f, data.t  # F_r = Ic_r S_r, rnea's forces as scratch
     nb = model.parent.shape[0]
@@ -89,7 +162,7 @@ def free_flyer_symbols(model, data, G):
         for k in range(i + 1, BASE_BODIES):
             cross_motion(S[k], S[i], t)
             for r in range(nb):
-                G[r, i, k] += dot6(F[r], t)
+                blocks[slice_index(model, r, i, k)] += dot6(F[r], t)
 
 
 @njit(cache=True, nogil=True)
@@ -170,7 +243,11 @@ def _christoffel(data, safeea, Q, out):
             christoffel_safeea(model, data, G)
         else:
             composite_inertias(model, data)
-            christoffel_tree(model, data, G)
+            if dense_layout(model):
+                christoffel_tree(model, data, G.reshape(G.size))
+            else:
+                christoffel_tree(model, data, data.blocks)
+                christoffel_scatter(model, data.blocks, G)
         if not all_finite(G):
             return s
     return -1
@@ -260,10 +337,11 @@ def christoffel_symbols(model, q, method="tree", *, out=None):
             f"christoffel_symbols: method must be one of {METHODS}, got {method!r}")
     if method == "safeea":
         _check_serial_revolute(model)
-    if out is None and is_sample(model, q):
+    call = sample_entry(_christoffel, model, q) if out is None else None
+    if call is not None:
         n = model.nv
         G = np.empty((n, n, n))
-        if single(_christoffel, model, (method == "safeea", q, G)) < 0:
+        if call(method == "safeea", q, G) < 0:
             return G
     q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)

@@ -2,12 +2,12 @@
 import numpy as np
 from numba import njit
 
-from .calls import bind, run
+from .calls import run, sample_entry
 from .finite import all_finite
 from .kinematics import body_velocities, composite_inertias, forward_kinematics, valid_configuration
 from .samples import sample, sample_count
 from .spatial import add_into, cross_force, dot6, inertia_matrix, inertia_times, mat6_vec
-from .state import (configuration_array, into, is_sample, joint_array, kernel_out, matrix_result,
+from .state import (configuration_array, into, joint_array, kernel_out, matrix_result,
                     raise_failure, to_all_joints)
 
 
@@ -141,9 +141,9 @@ def coriolis_matrix(model, q, qd, *, out=None):
     free-flyer model (docs/floating_base.md).
     ``out``: an array of the result's shape to write into.
     """
-    if out is None and is_sample(model, q, qd):
+    call = sample_entry(_coriolis_matrix, model, q, qd) if out is None else None
+    if call is not None:
         C = np.empty(model.matrix_shape)
-        call = model._local.bound.get(_coriolis_matrix) or bind(_coriolis_matrix, model, (q, qd, C))
         if call(q, qd, C) < 0:
             return C
     q = configuration_array(model, q)

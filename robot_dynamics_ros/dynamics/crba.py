@@ -2,14 +2,13 @@
 import numpy as np
 from numba import njit
 
-from .calls import bind, run
-from .errors import not_a_model
+from .calls import run, sample_entry
 from .finite import all_finite
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .samples import sample, sample_count
 from .spatial import dot6, inertia_times
-from .state import (F64, configuration_array, into, kernel_out, matrix_result, raise_failure,
-                    to_all_joints)
+from .state import (configuration_array, into, kernel_out, matrix_result,
+                    raise_failure, to_all_joints)
 
 
 @njit(cache=True, nogil=True)
@@ -65,14 +64,10 @@ def mass_matrix(model, q, *, out=None):
     models, ``M_r = J^T M J``. A floating base: q (nq,), M (nv, nv),
     independent of the base pose (docs/floating_base.md).
     """
-    # The hot path, written out: here a function call costs a tenth of the call.
-    try:
-        fast = out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape
-    except AttributeError:  # no Model; a try costs nothing until it catches
-        raise not_a_model(model) from None
-    if fast:
+    call = sample_entry(_mass_matrix, model, q) if out is None else None
+    if call is not None:
         M = np.empty(model.matrix_shape)
-        if (model._local.bound.get(_mass_matrix) or bind(_mass_matrix, model, (q, M)))(q, M) < 0:
+        if call(q, M) < 0:
             return M
     q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)

@@ -82,6 +82,70 @@ def tridiagonalize(work):
 
 
 @njit(cache=True, nogil=True)
+def tridiagonalize_one(A, scratch):
+    """Householder reduction in place of one symmetric A (n, n), C-contiguous,
+    both triangles: the same steps as ``tridiagonalize`` and its result
+    layout (diagonal in A's diagonal, off-diagonal in ``A[k + 1, k]``).
+
+    Both triangles are kept so that every inner loop runs along a row
+    without a running sum (``w += A[i] v_i``, ``A[i] -= 2 (v_i w + w_i v)``):
+    independent updates the compiler vectorizes, where sums of products
+    wait on each other and the lockstep of a few matrices is too short.
+    The update is exactly symmetric (the same two products, added in
+    either order). ``scratch`` (2, n): v and w. Cost: n^3 multiply-adds.
+    """
+    n = A.shape[0]
+    v, w = scratch[0], scratch[1]
+    for k in range(n - 2):
+        squares = 0.0
+        for i in range(k + 1, n):
+            squares += A[i, k] * A[i, k]
+        norm = np.sqrt(squares)
+        x1 = A[k + 1, k]
+        alpha = -norm if x1 > 0.0 else norm
+        # v = (x - alpha e_1) / ||x - alpha e_1||, as in ``tridiagonalize``
+        inverse = 1.0 / np.sqrt(2.0 * (squares - alpha * x1)) if squares > 0.0 else 0.0
+        v[k + 1] = (x1 - alpha) * inverse
+        for i in range(k + 2, n):
+            v[i] = A[i, k] * inverse
+        for j in range(k + 1, n):
+            w[j] = 0.0
+        for i in range(k + 1, n):
+            vi = v[i]
+            row = A[i]
+            for j in range(k + 1, n):
+                w[j] += row[j] * vi
+        vav = 0.0
+        for i in range(k + 1, n):
+            vav += v[i] * w[i]
+        for i in range(k + 1, n):
+            w[i] -= vav * v[i]  # w = A22 v - (v^T A22 v) v
+        for i in range(k + 1, n):
+            vi2, wi2 = 2.0 * v[i], 2.0 * w[i]
+            row = A[i]
+            for j in range(k + 1, n):
+                row[j] -= vi2 * w[j] + wi2 * v[j]
+        A[k + 1, k] = alpha
+
+
+@njit(cache=True, nogil=True)
+def gram_one(X, gram):
+    """gram (m, m) = X^T X for X (m, m) C-contiguous, both triangles, as
+    rank-one updates along rows (vectorized, ``tridiagonalize_one``); each
+    entry summed over the rows of X in order. Cost: m^3."""
+    m = X.shape[0]
+    gram[:] = 0.0
+    for i in range(m):
+        xi = X[i]
+        for r in range(m):
+            a = xi[r]
+            if a != 0.0:
+                row = gram[r]
+                for c in range(m):
+                    row[c] += a * xi[c]
+
+
+@njit(cache=True, nogil=True)
 def _end_eigenvalue(work, lo, hi, rank):
     """The eigenvalue of T with ``rank`` smaller ones (0 or n - 1), in [lo, hi].
 

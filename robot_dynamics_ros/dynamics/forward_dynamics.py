@@ -20,7 +20,7 @@ experiments of both papers compare single with double precision).
 import numpy as np
 from numba import njit
 
-from .calls import run, single
+from .calls import run, sample_entry
 from .crba import _mass_matrix
 from .errors import DynamicsError
 from .finite import all_finite
@@ -29,7 +29,7 @@ from .kinematics import (body_velocities, composite_inertias, forward_kinematics
 from .rnea import _inverse_dynamics
 from .samples import sample, sample_count
 from .spatial import cross_force, dot6, inertia_matrix, inertia_times, mat6_vec
-from .state import (configuration_array, is_sample, joint_array, matrix_result, raise_bad_input,
+from .state import (configuration_array, joint_array, matrix_result, raise_bad_input,
                     raise_failure, to_all_joints, vector_result)
 
 METHODS = ("recursive", "cholesky")
@@ -58,9 +58,11 @@ def forward_dynamics(model, q, qd, tau, method=None):
     mass or inertia) or where a result is not finite.
     """
     # a mimic-reduced model is never a sample (is_sample), and defaults to cholesky
-    if (method is None or method == "recursive") and is_sample(model, q, qd, tau):
+    call = (sample_entry(_articulated_body, model, q, qd, tau)
+            if method is None or method == "recursive" else None)
+    if call is not None:
         status, qdd = np.empty(1, dtype=np.int64), np.empty(qd.shape)
-        if single(_articulated_body, model, (q, qd, tau, status, qdd)) < 0:
+        if call(q, qd, tau, status, qdd) < 0:
             return qdd
     if method is None:
         method = "cholesky" if model.reduced else "recursive"

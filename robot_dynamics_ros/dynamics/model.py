@@ -19,6 +19,7 @@ from .inertia import check_inertia, combine_inertias
 from .calls import PerThread
 from .limits import MAX_GRAVITY, bounded, real_numbers
 from .records import model_record, new_data
+from .slices import slice_layout
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -179,6 +180,14 @@ class Model:
         body = [self.body_joint_names.index(name) for name in self.joint_names]
         return self.lower[body], self.upper[body], self.joint_type[body]
 
+    @property
+    def slice_layout(self):
+        """Where Gamma's slices can be nonzero (``slices.SliceLayout``), made on first use."""
+        layout = self.cache.get("slices")
+        if layout is None:
+            layout = self.cache.setdefault("slices", slice_layout(self.parent, self.base_bodies))
+        return layout
+
     def record(self, dtype):
         """The compiled model (``records.ModelRecord``) in precision ``dtype``,
         made on first use."""
@@ -197,7 +206,8 @@ class Model:
         """
         data = self._local.data.get(dtype.char)
         if data is None:
-            data = self._local.data[dtype.char] = new_data(self.record(dtype), self.nb, self.nv, dtype)
+            data = self._local.data[dtype.char] = new_data(self.record(dtype), self.nb, self.nv,
+                                                                 self.slice_layout.total, dtype)
         return data
 
     def __reduce__(self):

@@ -24,8 +24,11 @@ from numba.experimental import structref
 
 from .inertia import pack_inertia, unpack_inertia
 
+# The slice layout of Gamma (``slices.SliceLayout``): integer arrays, int64.
+SLICE_FIELDS = ("slice_local", "slice_start", "slice_row", "slice_col", "group_size",
+                "group_count", "group_offset")
 MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_translation",
-                "inertia", "gravity", "floating")
+                "inertia", "gravity", *SLICE_FIELDS, "floating", "dense_slices")
 
 # One row per body unless noted. Kinematics: world pose (rot, pos), joint
 # motion subspace S, body inertia I and composite inertia Ic, both as the
@@ -35,8 +38,12 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # acceleration c, bias force pA, U = IA S, articulated inertia IA (6 x 6),
 # pivots D and u; Christoffel symbols after Safeea et al.: world CoM com and
 # L = tr(I) 1 - 2 I. Scratch 6-vectors and 6 x 6 matrices for one body at a
-# time, and the n x n matrices of the bounds (n = nv), with the n + 2
-# matrices of their eigenproblems side by side (``bounds.bound_values``).
+# time. The slices of Gamma as blocks (``slices``), and their Gram matrices;
+# the n x n matrices of the bounds (n = nv), C's Gram matrix in gram and M
+# in eig_work (``bounds.tree_bound_values``), the Householder vectors of one
+# reduction (``eigen.tridiagonalize_one``), a floating base's iteration vectors,
+# and the n + 2 matrices of the dense bounds from a whole Gamma
+# (``bounds.bound_values``).
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -46,6 +53,8 @@ DATA_SHAPES = {
     "f1": (6,), "f2": (6,), "f3": (6,), "h": (6,), "t": (6,),
     "B": (6, 6), "I6": (6, 6),
     "coriolis": ("nv", "nv"), "gram": ("nv", "nv"), "eig_work": ("nv", "nv"),
+    "blocks": ("blocks",), "block_grams": ("blocks",), "householder": (2, "nv"),
+    "iterates": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
 }
 
@@ -95,8 +104,10 @@ def model_record(model, dtype):
     caller can change. ``floating`` is True, or None for a fixed base: a
     type rather than a value, so every kernel is compiled apart for the two
     and a fixed-base kernel holds no floating-base branch at all
-    (``kinematics.is_floating``).
+    (``kinematics.is_floating``); ``dense_slices`` likewise, True when
+    Gamma's blocks are the dense tensor (``christoffel.dense_layout``).
     """
+    layout = model.slice_layout
     frames = np.array([np.eye(3) if i < model.base_bodies else axis_frame(axis)
                        for i, axis in enumerate(model.joint_axis)]).reshape(model.nb, 3, 3)
     rotation = np.empty((model.nb, 3, 3))
@@ -111,11 +122,14 @@ def model_record(model, dtype):
     fields = {"parent": np.array(model.parent, dtype=np.int64),
               "joint_type": np.array(model.joint_type, dtype=np.int64),
               "placement_rotation": rotation, "placement_translation": translation,
-              "inertia": inertia, "gravity": model.gravity}
+              "inertia": inertia, "gravity": model.gravity,
+              **{name: getattr(layout, name.removeprefix("slice_")) if name.startswith("slice_")
+                 else getattr(layout, name) for name in SLICE_FIELDS}}
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
-                             if name in ("parent", "joint_type") else dtype)
+                             if fields[name].dtype.kind == "i" else dtype)
               for name in fields}
-    return _record(ModelRecord, {**arrays, "floating": True if model.floating else None})
+    return _record(ModelRecord, {**arrays, "floating": True if model.floating else None,
+                                 "dense_slices": True if layout.dense else None})
 
 
 def axis_frame(axis):
@@ -131,10 +145,11 @@ def axis_frame(axis):
     return np.column_stack((x, np.cross(axis, x), axis))
 
 
-def new_data(record, nb, nv, dtype):
+def new_data(record, nb, nv, blocks, dtype):
     """A ``Data`` for the ``ModelRecord`` ``record`` (its field ``model``),
-    with zeroed work arrays for nb bodies and nv joints of q."""
-    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2}
+    with zeroed work arrays for nb bodies, nv joints of q and the blocks of
+    Gamma's slices (``slices.SliceLayout.total`` numbers)."""
+    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "blocks": blocks}
     fields = {"model": record}
     fields.update({name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
                    for name, shape in DATA_SHAPES.items()})

@@ -2,14 +2,13 @@
 import numpy as np
 from numba import njit
 
-from .calls import bind, run
-from .errors import not_a_model
+from .calls import run, sample_entry
 from .finite import all_finite
 from .kinematics import (body_poses, body_velocities, composite_mass_moments, forward_kinematics,
                          valid_configuration)
 from .samples import sample, sample_count
 from .spatial import cross_force, dot6, inertia_times
-from .state import (F64, configuration_array, into, is_sample, joint_array, kernel_out,
+from .state import (configuration_array, into, joint_array, kernel_out,
                     raise_failure, to_all_joints, vector_result)
 
 
@@ -120,9 +119,9 @@ def inverse_dynamics(model, q, qd, qdd, *, out=None):
     and tau (nv,), the root link accelerating at ``S qdd`` (its twist's
     derivative in its own frame, Pinocchio's free-flyer).
     """
-    if out is None and is_sample(model, q, qd, qdd):
+    call = sample_entry(_inverse_dynamics, model, q, qd, qdd) if out is None else None
+    if call is not None:
         tau = np.empty(model.sample_shape)
-        call = model._local.bound.get(_inverse_dynamics) or bind(_inverse_dynamics, model, (q, qd, qdd, tau))
         if call(q, qd, qdd, tau) < 0:
             return tau
     q = configuration_array(model, q)
@@ -144,14 +143,10 @@ def gravity_torques(model, q, *, out=None):
     A floating base: (nv,), its first six the wrench on the root link in
     its own frame; depends on the base orientation, not on its position.
     """
-    # The hot path, written out: here a function call costs a tenth of the call.
-    try:
-        fast = out is None and type(q) is np.ndarray and q.dtype is F64 and q.shape == model.q_shape
-    except AttributeError:  # no Model; a try costs nothing until it catches
-        raise not_a_model(model) from None
-    if fast:
+    call = sample_entry(_gravity_torques, model, q) if out is None else None
+    if call is not None:
         g = np.empty(model.sample_shape)
-        if (model._local.bound.get(_gravity_torques) or bind(_gravity_torques, model, (q, g)))(q, g) < 0:
+        if call(q, g) < 0:
             return g
     q = configuration_array(model, q)
     qa = to_all_joints(model, q, offset=True)

@@ -4,7 +4,8 @@ Every public algorithm takes one sample ``(n,)`` or a batch ``(N, n)``; the
 compiled kernels see the values of all joints of the tree (``nb``), and for
 ``mimic="reduce"`` models the coordinate change of docs/math.md is applied here.
 
-Shapes and types are checked in Python, finiteness in the compiled kernels:
+Shapes and types are checked in Python (one float64 sample by
+``calls.sample_entry``, anything else here), finiteness in the compiled kernels:
 they check every input before a sample and every output after it, and
 return the first sample that failed, which ``raise_failure`` then explains.
 That is one pass over values that are in the cache anyway, where a separate
@@ -16,25 +17,6 @@ from .errors import DynamicsError, StateError, not_a_model
 from .model import QUATERNION_TOLERANCE, Model
 
 F64 = np.dtype(np.float64)
-
-
-def is_sample(model, q, *arrays):
-    """True when q is one float64 sample of q's shape and every other array
-    one of qd's, for a model without mimic reduction: what the hot path's
-    kernels take as they are (``calls.bind``: of any strides). DynamicsError
-    when ``model`` is no ``Model`` (a ``try`` costs nothing until it catches;
-    ``configuration_array`` checks the type on the other path)."""
-    try:
-        shape = model.q_shape
-    except AttributeError:
-        raise not_a_model(model) from None
-    if not (type(q) is np.ndarray and q.dtype is F64 and q.shape == shape):
-        return False
-    shape = model.sample_shape
-    for x in arrays:
-        if not (type(x) is np.ndarray and x.dtype is F64 and x.shape == shape):
-            return False
-    return True
 
 
 def configuration_array(model, value, name="q", dtype=F64):

@@ -12,17 +12,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import BOUNDS_FIELDS, bound_values, bound_vectors
-from .calls import run, single
-from .christoffel import christoffel_tree
+from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
+from .calls import run, sample_entry
+from .christoffel import dense_layout, christoffel_gather, christoffel_scatter, christoffel_symbols, christoffel_tree
 from .coriolis import coriolis
-from .crba import crba
+from .crba import crba, mass_matrix
 from .finite import all_finite
-from .kc.search import set_global_constants
+from .kc.search import refinement_for, set_global_constants
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .rnea import gravity
 from .samples import sample, sample_count
-from .state import (configuration_array, is_sample, joint_array, matrix_result, raise_failure,
+from .state import (configuration_array, joint_array, matrix_result, raise_failure,
                     tensor_result, to_all_joints, vector_result)
 
 
@@ -32,6 +32,7 @@ class AllTerms(NamedTuple):
     ``coriolis_bounds`` is the vector of ``bounds.BOUNDS_FIELDS``, (7,) or
     (N, 7): the CoriolisBounds fields with ``coriolis_bound = kc_config
     ||qd||``, in the order of the node's ``~/coriolis_bounds``.
+    ``christoffel_symbols`` is None when ``all_terms(..., christoffel=False)``.
     """
 
     mass_matrix: np.ndarray
@@ -42,73 +43,160 @@ class AllTerms(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _all_terms(data, with_bounds, Q, QD, mass, coriolis_matrix, bounds, christoffel,
+def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, bounds, christoffel,
                gravity_torques):
     """Per sample: forward kinematics and composite inertias once, then
     ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and
-    ``gravity``, and (``with_bounds``) the bounds but K_c. O(n d^2) per sample for
-    depth d, and O(n^4) for the bounds."""
+    ``gravity``, and (``with_bounds``) the bounds but K_c, from Gamma's
+    slices as blocks; the dense Gamma only ``with_gamma``. Cost per sample:
+    O(n d^2) for depth d, ``sum_k m_k^3`` for the bounds
+    (``bounds.tree_bound_values``) and n^3 for a dense Gamma."""
     model = data.model
     for s in range(sample_count(Q)):
         q, qd = sample(Q, s, Q), sample(QD, s, Q)
         if not (valid_configuration(model, q) and all_finite(qd)):
             return s
         M, C = sample(mass, s, Q), sample(coriolis_matrix, s, Q)
-        G, g = sample(christoffel, s, Q), sample(gravity_torques, s, Q)
+        g = sample(gravity_torques, s, Q)
         forward_kinematics(model, data, q)
         composite_inertias(model, data)
         crba(model, data, M)
-        christoffel_tree(model, data, G)
+        # a serial chain's blocks are Gamma itself (``christoffel.dense_layout``)
+        direct = with_gamma and dense_layout(model)
+        if direct:
+            G = sample(christoffel, s, Q)
+            blocks = G.reshape(G.size)
+        else:
+            blocks = data.blocks
+        christoffel_tree(model, data, blocks)
         coriolis(model, data, qd, C)
         gravity(model, data, g)
-        if not (all_finite(M) and all_finite(C) and all_finite(G) and all_finite(g)):
+        if not (all_finite(M) and all_finite(C) and all_finite(blocks) and all_finite(g)):
             return s
+        if with_gamma and not direct:
+            christoffel_scatter(model, blocks, sample(christoffel, s, Q))
         if with_bounds:
             b = sample(bounds, s, Q)
-            bound_values(data, G, M, qd, b)
+            tree_bound_values(model, data, blocks, C, M, qd, b)
             if not all_finite(b):
                 return s
     return -1
 
 
-def all_terms(model, q, qd) -> AllTerms:
+def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     """M, C, the Coriolis bounds, Gamma and g at (q, qd): (n,) or (N, n) inputs.
 
     Same values as the single functions (``christoffel_symbols`` with its
     default method), with the same checks and errors, and the same
     coordinate change for ``mimic="reduce"`` models (whose bounds are those
     of the reduced terms, so they are computed after the change).
+    ``christoffel=False``: no dense Gamma (its field is None); the bounds,
+    which need only Gamma's slices over related joints, cost far less than
+    the n^3 tensor on a tree (what the node asks for unless it publishes
+    Gamma).
     """
-    if is_sample(model, q, qd):
+    call = sample_entry(_all_terms, model, q, qd)
+    if call is not None:
         n = qd.shape[0]
         terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
-                         np.empty((n, n, n)), np.empty(n))
-        if single(_all_terms, model, (True, q, qd, *terms)) < 0:
+                         np.empty((n, n, n) if christoffel else (0, 0, 0)), np.empty(n))
+        if call(True, bool(christoffel), q, qd, *terms) < 0:
             set_global_constants(model, terms.coriolis_bounds)
-            return terms
+            return terms if christoffel else terms._replace(christoffel_symbols=None)
     q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
     lead, nb = qa.shape[:-1], model.nb
+    # a reduced model's bounds come from its reduced Gamma, so it needs the whole tensor
+    dense = bool(christoffel) or model.reduced
     mass, coriolis_matrix = np.empty(lead + (nb, nb)), np.empty(lead + (nb, nb))
-    christoffel, gravity = np.empty(lead + (nb, nb, nb)), np.empty(lead + (nb,))
+    gamma = np.empty(lead + ((nb, nb, nb) if dense else (0, 0, 0)))
+    gravity = np.empty(lead + (nb,))
     bounds = np.empty(lead + (len(BOUNDS_FIELDS),))
-    failed = run(_all_terms, model, (qa, qda),
-                 (mass, coriolis_matrix, bounds, christoffel, gravity), settings=(not model.reduced,))
+    failed = run(_all_terms, model, (qa, qda), (mass, coriolis_matrix, bounds, gamma, gravity),
+                 settings=(not model.reduced, dense))
     inputs = (("q", q), ("qd", qd))
     if failed >= 0:
         raise_failure(model, failed, inputs, "M, C, Gamma, g or the Coriolis bounds")
     if model.reduced:
         mass = matrix_result(model, mass)
-        christoffel = tensor_result(model, christoffel)
+        gamma = tensor_result(model, gamma)
         coriolis_matrix = matrix_result(model, coriolis_matrix)
         gravity = vector_result(model, gravity)
         one = q.ndim == 1
-        bounds = bound_vectors(model, *(x[None] if one else x for x in (christoffel, mass, qd)),
+        bounds = bound_vectors(model, *(x[None] if one else x for x in (gamma, mass, qd)),
                                inputs)
         if one:
             bounds = bounds[0]
     else:
         set_global_constants(model, bounds)
-    return AllTerms(mass, coriolis_matrix, bounds, christoffel, gravity)
+    return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
+
+
+@njit(cache=True, nogil=True)
+def _bounds_of_given(data, Q, QD, christoffel, mass, bounds):
+    """Per sample: the bounds but K_c from a caller's Gamma and M, and C
+    from q and qd by Algorithm 1, as ``_all_terms`` computes them, so that
+    given and computed terms give the same numbers."""
+    model = data.model
+    C, blocks = data.coriolis, data.blocks
+    for s in range(sample_count(Q)):
+        q, qd = sample(Q, s, Q), sample(QD, s, Q)
+        if not (valid_configuration(model, q) and all_finite(qd)):
+            return s
+        forward_kinematics(model, data, q)
+        composite_inertias(model, data)
+        coriolis(model, data, qd, C)
+        christoffel_gather(model, sample(christoffel, s, Q), blocks)
+        b = sample(bounds, s, Q)
+        tree_bound_values(model, data, blocks, C, sample(mass, s, Q), qd, b)
+        if not all_finite(b):
+            return s
+    return -1
+
+
+def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBounds:
+    """The ``CoriolisBounds`` at (q, qd), for one sample or a batch (N, n).
+
+    ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
+    already, so they are not computed twice; the same numbers as without
+    them. Cost: ``all_terms(..., christoffel=False)``'s bounds, Gamma's
+    slices over related joints (``bounds.tree_bound_values``), O(n^3) more
+    to take them out of a given Gamma; a ``mimic="reduce"`` model's reduced
+    Gamma has no tree to follow and gets n + 2 eigenproblems of n x n
+    matrices, O(n^4) (``bounds.bound_vectors``). ``kc_global`` and
+    ``kc_global_lower`` are the model's current interval for K_c (its first
+    guaranteed bound on the first call, in milliseconds; tighter once
+    ``coriolis_constant_interval`` or a background thread has refined it).
+    """
+    if christoffel is None and mass is None:
+        values = all_terms(model, q, qd, christoffel=False).coriolis_bounds
+    else:
+        q = configuration_array(model, q)
+        qd = joint_array(model, qd, "qd", like=q)
+        lead, n = q.shape[:-1], model.nv
+        gamma = (christoffel_symbols(model, q) if christoffel is None else
+                 given(model, christoffel, "christoffel", q, 3).reshape(lead + (n,) * 3))
+        mass = (mass_matrix(model, q) if mass is None else
+                given(model, mass, "mass", q, 2).reshape(lead + (n, n)))
+        inputs = (("q", q), ("qd", qd))
+        if model.reduced:
+            one = q.ndim == 1
+            values = bound_vectors(model, *(x[None] if one else x for x in (gamma, mass, qd)), inputs)
+            values = values[0] if one else values
+        else:
+            values = np.empty(lead + (len(BOUNDS_FIELDS),))
+            # contiguous: the kernel's entry point is resolved once per layout-blind key
+            arrays = tuple(np.ascontiguousarray(x) for x in (gamma, mass))
+            failed = run(_bounds_of_given, model, (q, qd, *arrays), (values,))
+            if failed >= 0:
+                raise_failure(model, failed, inputs, "the Coriolis bounds")
+            set_global_constants(model, values)
+    single = values.ndim == 1
+    fields = dict(zip(BOUNDS_FIELDS, values if single else values.T))
+    if not single:
+        # one float for the batch, the model's current interval (also for an empty batch)
+        interval = refinement_for(model).interval
+        fields["kc_global"], fields["kc_global_lower"] = interval.upper, interval.lower
+    return CoriolisBounds(**{name: fields[name] for name in CoriolisBounds._fields})

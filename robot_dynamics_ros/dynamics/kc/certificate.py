@@ -13,7 +13,7 @@ stated lower end. A certificate made for another model (another
 description, limits, payload, mimic or base choice: ``model_hash``) is
 refused with the reason before any of that.
 
-The JSON document's keys (DESIGN.md, Executables): ``kc_global``,
+The JSON document's keys (docs/design.md, Executables): ``kc_global``,
 ``kc_global_lower``, ``witness_q``, ``model_hash``, ``payload_range``
 (null), ``method``, ``method_version``, ``seconds``, and ``model_name``,
 ``joint_names``, ``gap``, ``work`` (boxes bounded, units, worker seconds),

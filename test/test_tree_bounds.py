@@ -1,0 +1,136 @@
+"""The bounds from Gamma's slices over related joints (issue 21).
+
+Against LAPACK on Pinocchio's Gamma, C and M; the block layout against the
+tree; the floating base's zero slices against Pinocchio; the certified norm
+of the base's slices against LAPACK. bench/diag_tree_bounds.py runs the same
+comparison on 1,000 configurations of each humanoid.
+"""
+import numpy as np
+import pytest
+
+from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, random_urdf, rel_err
+
+from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, all_terms, load_urdf
+from robot_dynamics_ros.dynamics.slices import related_sets, slice_layout
+from robot_dynamics_ros.dynamics.subspace import certified_top_singular_value
+
+CASES = {
+    "panda": (lambda: example_robot_urdf("panda"), "fixed"),
+    "solo12": (lambda: example_robot_urdf("solo12"), "fixed"),
+    "solo12-floating": (lambda: example_robot_urdf("solo12"), "floating"),
+    "tree12": (lambda: random_urdf(np.random.default_rng(21), 12, tree=True), "fixed"),
+    "tree10-floating": (lambda: random_urdf(np.random.default_rng(22), 10, tree=True), "floating"),
+}
+
+
+def _case(name):
+    make, base = CASES[name]
+    urdf = make()
+    model = load_urdf(urdf, base=base)
+    oracle = PinocchioOracle(load_pinocchio(urdf, free_flyer=base == "floating"), model.joint_names)
+    return model, oracle
+
+
+def _state(model, rng):
+    joints = rng.uniform(-1.5, 1.5, len(model.joint_names))
+    if model.floating:
+        quaternion = rng.standard_normal(4)
+        q = np.concatenate((rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion), joints))
+    else:
+        q = joints
+    return q, rng.uniform(-2, 2, model.nv)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bounds_without_gamma_match_lapack(name):
+    """Every field of all_terms(christoffel=False) from LAPACK on Pinocchio's
+    Gamma (nv calls of C(q, e_k)), C and M, to 1e-12."""
+    model, oracle = _case(name)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        q, v = _state(model, rng)
+        terms = all_terms(model, q, v, christoffel=False)
+        assert terms.christoffel_symbols is None
+        gamma = oracle.christoffel_symbols(q)
+        kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(model.nv)))
+        eig = np.linalg.eigvalsh(oracle.mass_matrix(q))
+        want = {"coriolis_norm": np.linalg.norm(oracle.coriolis_matrix(q, v), 2), "kc_config": kc,
+                "coriolis_bound": kc * np.linalg.norm(v), "m_eig_min": eig[0], "m_eig_max": eig[-1]}
+        got = dict(zip(BOUNDS_FIELDS, terms.coriolis_bounds))
+        errors = {field: rel_err(got[field], value) for field, value in want.items()}
+        assert max(errors.values()) < 1e-12, errors
+
+
+@pytest.mark.parametrize("name", ["solo12-floating", "tree12"])
+def test_without_gamma_is_all_terms_less_gamma(name):
+    """The same M, C, g and bounds, bit for bit, with and without the
+    dense Gamma, one sample and a batch."""
+    model, _ = _case(name)
+    rng = np.random.default_rng(8)
+    states = [_state(model, rng) for _ in range(3)]
+    Q, V = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+    batch = all_terms(model, Q, V, christoffel=False)
+    assert batch.christoffel_symbols is None
+    for s, (q, v) in enumerate(states):
+        full, lean = all_terms(model, q, v), all_terms(model, q, v, christoffel=False)
+        for field in ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "gravity_torques"):
+            np.testing.assert_array_equal(getattr(lean, field), getattr(full, field), field)
+            np.testing.assert_array_equal(getattr(batch, field)[s], getattr(full, field), field)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_layout_holds_every_symbol(seed):
+    """related(k) is k, its ancestors and descendants (from the parents
+    anew), and every nonzero symbol of Pinocchio's Gamma lies in a block."""
+    urdf = random_urdf(np.random.default_rng(300 + seed), 9, tree=True)
+    model = load_urdf(urdf)
+    oracle = PinocchioOracle(load_pinocchio(urdf), model.joint_names)
+    parent = list(model.parent)
+
+    def ancestors(k):
+        out = set()
+        while k >= 0:
+            out.add(k)
+            k = parent[k]
+        return out
+
+    for k, members in enumerate(related_sets(parent)):
+        want = {a for a in range(model.nb) if a in ancestors(k) or k in ancestors(a)}
+        assert set(members.tolist()) == want
+    layout = slice_layout(parent)
+    gamma = oracle.christoffel_symbols(np.random.default_rng(seed).uniform(-1, 1, model.nv))
+    scale = np.abs(gamma).max()
+    a, b, k = np.nonzero(np.abs(gamma) > 1e-14 * scale)
+    assert np.all(layout.local[k, a] >= 0) and np.all(layout.local[k, b] >= 0)
+
+
+def test_linear_base_slices_vanish():
+    """docs/math.md: with only a linear base speed nothing turns, and the
+    Christoffel-consistent C(q, e_k) is zero for k < 3 (Pinocchio's, to
+    rounding), which the bounds use."""
+    model, oracle = _case("tree10-floating")
+    rng = np.random.default_rng(9)
+    for _ in range(3):
+        q, _ = _state(model, rng)
+        gamma = oracle.christoffel_symbols(q)
+        scale = np.abs(gamma).max()
+        assert np.abs(gamma[:, :, :3]).max() <= 1e-13 * scale
+
+
+def test_certified_norm_is_an_upper_bound():
+    """certified_top_singular_value: at least ||G||_2 and within 1e-13 of it
+    when the top pair stands out; -1 (not a number) when nothing does; 0
+    for G = 0."""
+    rng = np.random.default_rng(10)
+    for n in (8, 35, 61):
+        U, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        W, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        sigma = np.concatenate(([30.0, 30.0 * (1 - 1e-3)], rng.uniform(0, 2, n - 2)))
+        G = U @ np.diag(sigma) @ W.T
+        X = W[:, :2].T + 0.3 * rng.standard_normal((2, n))
+        value = certified_top_singular_value(G, X, np.zeros((4, n)))
+        exact = np.linalg.norm(G, 2)
+        assert exact <= value <= exact * (1 + 1e-13), (n, value, exact)
+        flat = U @ W.T  # every singular value 1: no pair to find
+        assert certified_top_singular_value(flat, rng.standard_normal((2, n)), np.zeros((4, n))) == -1.0
+    assert certified_top_singular_value(np.zeros((5, 5)), np.eye(2, 5), np.zeros((4, 5))) == 0.0
