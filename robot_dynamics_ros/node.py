@@ -440,8 +440,12 @@ class DynamicsNode(Node):
         self._pub_diagnostics.publish(array_msg)
 
     def destroy_node(self):
-        self._service.stop()
-        self._refiner.stop()
+        # Within launch's 5 s between SIGINT and SIGTERM: a model still being
+        # built (a first run compiles for tens of seconds) is abandoned with
+        # its daemon thread, and the refinement's process is killed if it
+        # does not stop at once.
+        self._service.stop(timeout=1.0)
+        self._refiner.stop(timeout=2.0)
         return super().destroy_node()
 
 

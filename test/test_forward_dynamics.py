@@ -230,9 +230,15 @@ MASSIVE = ('<inertial><origin xyz="0.3 0 0"/><mass value="2"/><inertia ixx="0.01
            'ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial>')
 
 
+# A point mass on the first joint's axis: the chain has inertia (a chain
+# with none at all is refused when loaded), but no joint moves any of it.
+ON_AXIS = ('<inertial><origin xyz="0 0 0"/><mass value="2"/><inertia ixx="0" '
+           'ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>')
+
+
 @pytest.mark.parametrize("method", METHODS)
-def test_zero_inertia_chain_is_singular(method):
-    model = load_urdf(_chain(["", "", ""], ["0 0 0", "0.5 0 0", "0.5 0 0"]))
+def test_chain_without_inertia_about_its_axes_is_singular(method):
+    model = load_urdf(_chain([ON_AXIS, "", ""], ["0 0 0", "0 0 0.5", "0 0 0.5"]))
     with pytest.raises(DynamicsError, match=r"singular.*joint 'j[123]'"):
         forward_dynamics(model, np.zeros(3), np.zeros(3), np.ones(3), method=method)
 

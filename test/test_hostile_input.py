@@ -53,14 +53,16 @@ def test_no_links_is_not_called_a_cycle():
     assert "cycle" not in msg
 
 
-def test_30000_links_refused_within_a_second():
+def test_30000_links_refused_without_parsing_them_all():
     """It took 12 s to count duplicate names; now the number of links is
-    checked first, and every check is linear."""
+    checked first, and every check is linear (~40 ms here, docs/benchmarks.md).
+    The bound below only catches a return to quadratic work, with room for a
+    loaded machine."""
     text = ('<robot name="big">' + "".join(f'<link name="l{i}"/>' for i in range(30_000))
             + "</robot>")
     start = time.perf_counter()
     assert_rejected(text, "30000", "link")
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 10.0
 
 
 # ---------------------------------------------------------------------------
