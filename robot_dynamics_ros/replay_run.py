@@ -22,7 +22,7 @@ from robot_dynamics_ros.replay_analysis import EffortSeries, analyse, residual_t
 from robot_dynamics_ros.replay_csv import CsvTable
 from robot_dynamics_ros.replay_inputs import CHUNK, BaseStates, load_model, match_chunk
 from robot_dynamics_ros.replay_plot import PlotSeries, plot_format
-from robot_dynamics_ros.replay_staging import ReplayError, StagedOutputs, check_output_paths
+from robot_dynamics_ros.replay_staging import TERMINATION, ReplayError, StagedOutputs, check_output_paths
 
 # The node's "~/name" topics resolved for its default name in the root namespace.
 NODE_PREFIX = "/robot_dynamics/"
@@ -70,12 +70,24 @@ class OutputStreams:
             write(self.state, t, row.tobytes())
 
 
+class _NoBar:
+    def update(self, count):
+        pass
+
+    def close(self):
+        pass
+
+
 def progress_bar(total: int, enabled: bool, unit: str = "joint state"):
-    """A tqdm bar on stderr, shown only when stderr is a terminal."""
+    """A tqdm bar on stderr when it is a terminal, else nothing. Made with
+    SIGTERM held off: a tqdm interrupted in its constructor fails again in
+    its destructor."""
+    if not (enabled and sys.stderr.isatty()):
+        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, unit=f" {unit}s", unit_scale=True, dynamic_ncols=True, leave=False,
-                disable=not (enabled and sys.stderr.isatty()))
+    with TERMINATION.deferred():
+        return tqdm(total=total, unit=f" {unit}s", unit_scale=True, dynamic_ncols=True, leave=False)
 
 
 def replay(args) -> dict:
