@@ -104,6 +104,7 @@ def write_payload_bag(path: Path, robot: str = "panda", link=None, mass: float =
     String = TYPESTORE.types["std_msgs/msg/String"]
     start = 1_700_000_000 * 10**9
     stamps = start + np.round(times * 1e9).astype(np.int64)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with Writer(path, version=8, storage_plugin=STORAGES[storage]) as writer:
         conn = writer.add_connection("/robot_description", "std_msgs/msg/String", typestore=TYPESTORE)
         writer.write(conn, start - 10**9, TYPESTORE.serialize_cdr(String(data=urdf_text(urdf)),
