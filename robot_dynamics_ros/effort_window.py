@@ -11,6 +11,7 @@ give the same estimate. ``payload_to_apply`` turns an estimate into the
 other before applying it, and only when the caller asked for that.
 """
 
+import threading
 from typing import Optional, Tuple
 
 import numpy as np
@@ -20,7 +21,9 @@ from robot_dynamics_ros.residuals import Differentiator
 
 
 class EffortWindow:
-    """The last ``capacity`` joint states with efforts (model joint order)."""
+    """The last ``capacity`` joint states with efforts (model joint order).
+    ``add`` (the joint-state callback) and ``latest`` (the service, on another
+    thread) hold one lock, so no sample is read half written."""
 
     def __init__(self, nv: int, capacity: int = 120_000):
         self.capacity = capacity
@@ -29,26 +32,30 @@ class EffortWindow:
         self.qd = np.zeros((capacity, nv))
         self.effort = np.zeros((capacity, nv))
         self.count = 0  # joint states ever added
+        self._lock = threading.Lock()
 
     def add(self, stamp_ns: int, q, qd, effort) -> None:
-        i = self.count % self.capacity
-        self.stamps[i] = stamp_ns
-        self.q[i], self.qd[i], self.effort[i] = q, qd, effort
-        self.count += 1
+        with self._lock:
+            i = self.count % self.capacity
+            self.stamps[i] = stamp_ns
+            self.q[i], self.qd[i], self.effort[i] = q, qd, effort
+            self.count += 1
 
     def clear(self) -> None:
-        """Forget every sample (the node calls this when the model changes size)."""
-        self.count = 0
+        """Forget every sample (the node calls this when a new description is served)."""
+        with self._lock:
+            self.count = 0
 
     def latest(self, seconds: float) -> Tuple[np.ndarray, ...]:
         """(stamps, q, qd, effort) of the joint states of the last ``seconds``, in stamp order."""
-        held = min(self.count, self.capacity)
-        order = (np.arange(self.count - held, self.count) % self.capacity)
-        stamps = self.stamps[order]
-        if held:
-            order = order[stamps >= stamps.max() - int(seconds * 1e9)]
-        order = order[np.argsort(self.stamps[order], kind="stable")]
-        return self.stamps[order], self.q[order], self.qd[order], self.effort[order]
+        with self._lock:
+            held = min(self.count, self.capacity)
+            order = np.arange(self.count - held, self.count) % self.capacity
+            stamps = self.stamps[order]
+            if held:
+                order = order[stamps >= stamps.max() - int(seconds * 1e9)]
+            order = order[np.argsort(self.stamps[order], kind="stable")]
+            return self.stamps[order], self.q[order], self.qd[order], self.effort[order]
 
 
 def identify(model, window: EffortWindow, link: str, seconds: float,

@@ -105,6 +105,9 @@ def replay(args) -> dict:
             raise ReplayError(f"no {args.joint_states} topic in {str(args.input)!r}; topics: {topics}")
         base_states = BaseStates(reader, served, args) if served.base else None
         # after every check of the bag: a refused replay does not wait for K_c
+        if args.kc_time_budget > 0 and not args.quiet and sys.stderr.isatty():
+            print(f"tightening the guaranteed K_c interval for up to {args.kc_time_budget:g} s "
+                  "(--kc-time-budget) ...", file=sys.stderr, flush=True)
         kc = coriolis_constant_interval(served.model, time_budget=args.kc_time_budget)
         staged = StagedOutputs()
         try:

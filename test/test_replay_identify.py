@@ -142,3 +142,24 @@ def test_node_window_gives_the_replays_estimate(exciting_bag):
     np.testing.assert_allclose(live.phi, offline.phi, rtol=1e-9, atol=1e-12)
     link, mass, com, inertia = payload_to_apply(live)
     assert link == truth["link"] and abs(mass - truth["mass"]) <= 0.02 * truth["mass"]
+
+
+def test_projection_gives_parameters_the_payload_check_accepts():
+    """Projected parameters pass the triangle-inequality check of
+    Model.with_payload (a second formulation of physical consistency), and
+    consistent parameters are left as they are."""
+    from robot_dynamics_ros.dynamics import load_urdf
+    from robot_dynamics_ros.payload_identification import from_payload, project_physical, to_payload
+
+    model = load_urdf(robots.example_robot_urdf("panda"))
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        phi = rng.normal(size=10) * [1.0, 0.1, 0.1, 0.1, 0.01, 0.005, 0.005, 0.01, 0.005, 0.01]
+        mass, com, inertia = to_payload(project_physical(phi))
+        if mass > 1e-6:
+            model.with_payload("panda_link8", mass, com, inertia + 1e-12 * np.eye(3))
+        else:
+            assert mass >= -1e-12
+    box = np.diag([0.002, 0.003, 0.004])
+    phi = from_payload(1.5, [0.02, -0.01, 0.05], box)
+    np.testing.assert_allclose(project_physical(phi), phi, atol=1e-14)
