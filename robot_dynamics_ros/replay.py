@@ -114,7 +114,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     if args.fleet and args.storage and args.output is None:
         parser.error("--storage: a fleet writes bags only into an OUTPUT folder")
     if args.output is None and not (args.csv or args.plot or args.residuals or args.identify_payload):
-        parser.error("nothing to write: give OUTPUT_BAG, --csv, --plot, --residuals or --identify-payload")
+        parser.error("nothing to write: give OUTPUT_BAG, --csv or --plot, or ask for --residuals or "
+                     "--identify-payload")
     try:
         Differentiator(args.sg_window, args.sg_order)
     except ValueError as error:

@@ -134,6 +134,7 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
         table = CsvTable(csv_handle, served) if csv_handle else None
         series = PlotSeries() if args.plot else None
         efforts = EffortSeries() if args.residuals or args.identify_payload else None
+        writes = bool(streams or table or series)
         matcher = JointStateMatcher(served.model.joint_names)
         dropped, reasons = Counter(), {}
         total = sum(c.msgcount for c in connections)
@@ -147,7 +148,7 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
             nonlocal processed
             outputs, times, stamps, frames, q, qd = chunk
             try:
-                outputs = outputs.result()
+                outputs = outputs.result() if outputs is not None else None
             # The node drops such a joint state; offline, a numerics
             # failure is reported rather than left as a hole in the output.
             except (ValueError, ArithmeticError) as error:
@@ -180,8 +181,9 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
                     if base_states:
                         times, stamps, frames, q, qd = base_states.pair(
                             times, stamps, q, qd, dropped, reasons)
-                    chunk = (ahead.submit(compute_outputs, served.model, q, qd),
-                             times, stamps, frames, q, qd) if len(times) else None
+                    # only --residuals or --identify-payload: no per-state dynamics to compute
+                    future = ahead.submit(compute_outputs, served.model, q, qd) if writes else None
+                    chunk = (future, times, stamps, frames, q, qd) if len(times) else None
                     if pending:
                         finish(pending)
                     pending = chunk

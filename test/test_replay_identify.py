@@ -45,6 +45,14 @@ def still_bag(tmp_path_factory):
                                    kind="still", seed=3)
 
 
+@pytest.fixture(scope="module")
+def bare_replay(exciting_bag):
+    """The replay of the bag with the URDF alone (no payload in the model):
+    --residuals and --identify-payload at once, as a team would ask."""
+    path, truth = exciting_bag
+    return replay(parse_args([str(path), "--residuals", "--identify-payload", truth["link"], *NO_KC]))
+
+
 def printed_payload(out: str, link: str):
     """mass and CoM from the printed `ros2 param set` lines, None where not printed."""
     assert f"ros2 param set /robot_dynamics payload.link {link}" in out, out
@@ -54,11 +62,11 @@ def printed_payload(out: str, link: str):
             np.array([float(x) for x in com.group(1).split(",")]) if com else None)
 
 
-def test_payload_identified_within_targets(exciting_bag, capsys):
-    """Mass within 2% and CoM within 5 mm, printed as the lines that apply it."""
-    path, truth = exciting_bag
-    assert replay_main([str(path), "--identify-payload", truth["link"], *NO_KC]) == 0
-    out = capsys.readouterr().out
+def test_payload_identified_within_targets(exciting_bag, bare_replay):
+    """Mass within 2% and CoM within 5 mm, in the lines that apply it (what
+    the command prints: test_non_exciting_trajectory runs the command)."""
+    _, truth = exciting_bag
+    out = bare_replay["payload"].report()
     mass, com = printed_payload(out, truth["link"])
     assert mass is not None and com is not None, out
     assert abs(mass - truth["mass"]) <= 0.02 * truth["mass"], out
@@ -67,19 +75,18 @@ def test_payload_identified_within_targets(exciting_bag, capsys):
     assert f"    payload.link: {truth['link']}" in out and re.search(r"^    payload\.mass: \S+$", out, re.M), out
 
 
-def test_residuals_at_noise_level_with_the_true_model_and_not_without(exciting_bag, tmp_path):
+def test_residuals_at_noise_level_with_the_true_model_and_not_without(exciting_bag, bare_replay, tmp_path):
     path, truth = exciting_bag
     inertia = np.array(truth["inertia"])
     six = [inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2], inertia[2, 2]]
     payload = ["--payload", truth["link"], str(truth["mass"]), *map(str, truth["com"]), *map(str, six)]
     csv_path = tmp_path / "t.csv"
     right = replay(parse_args([str(path), "--residuals", "--csv", str(csv_path), *payload, *NO_KC]))
-    wrong = replay(parse_args([str(path), "--residuals", *NO_KC]))  # the payload left out
     sigma = dict(zip(truth["joints"], truth["noise_sigma"]))
     expected = np.array([sigma[j] for j in right["residuals"].joints])
     ratio = right["residuals"].rms / expected
     assert np.all((ratio > 0.9) & (ratio < 1.1)), ratio
-    worst = wrong["residuals"].rms / expected
+    worst = bare_replay["residuals"].rms / expected  # the payload left out of the model
     assert worst.max() > 3.0, worst
     # the per-joint statistics beside the CSV
     table = (tmp_path / "t_residuals.csv").read_text().splitlines()
@@ -118,7 +125,7 @@ def test_bad_savitzky_golay_settings_are_refused(tmp_path, capsys):
     assert "odd number of samples" in capsys.readouterr().err
 
 
-def test_node_window_gives_the_replays_estimate(exciting_bag):
+def test_node_window_gives_the_replays_estimate(exciting_bag, bare_replay):
     """~/identify_payload's window, fed one joint state at a time, gives the
     replay's estimate on the same data."""
     from rosbags.rosbag2 import Reader
@@ -128,7 +135,7 @@ def test_node_window_gives_the_replays_estimate(exciting_bag):
     from robot_dynamics_ros.effort_window import EffortWindow, identify, payload_to_apply
 
     path, truth = exciting_bag
-    offline = replay(parse_args([str(path), "--identify-payload", truth["link"], *NO_KC]))["payload"]
+    offline = bare_replay["payload"]
     model = load_urdf(truth["urdf"])
     window = EffortWindow(model.nv, capacity=40_000)
     with Reader(path) as reader:
