@@ -46,6 +46,8 @@ RANK_TOLERANCE = 1e-4
 # A direction counts as part of a quantity when its share of that quantity's
 # parameters exceeds this.
 NULL_SHARE = 1e-3
+# A regressor column below this fraction of the largest is taken as zero.
+ZERO_COLUMN = 1e-7
 # z of a two-sided 95% interval.
 Z95 = 1.959963984540054
 # The widest 95% half-interval still printed as a number.
@@ -193,6 +195,10 @@ def _weighted_solve(a: np.ndarray, b: np.ndarray):
     """Truncated-SVD least squares on unit-norm columns: (x, covariance factor
     (A^T A)^+, singular values, null-space basis (10, k))."""
     norms = np.linalg.norm(a, axis=0)
+    # A column this much smaller than the largest is round-off of the probes'
+    # differences, not torque: the parameter does not act at these samples.
+    norms = np.where(norms > ZERO_COLUMN * norms.max(), norms, 0.0)
+    a = np.where(norms > 0, a, 0.0)
     scale = np.where(norms > 0, norms, 1.0)
     u, s, vt = np.linalg.svd(a / scale, full_matrices=False)
     keep = s > RANK_TOLERANCE * s[0] if s[0] > 0 else np.zeros_like(s, dtype=bool)
@@ -250,6 +256,10 @@ def identify_payload(model, link: str, q: np.ndarray, qd: np.ndarray, qdd: np.nd
     if unseen([0]):
         mass = Quantity(None, None, "the trajectory does not excite the mass (" + ", ".join(unseen([0]))
                         + " lies in the regressor's null space)")
+    elif abs(consistent[0] - phi[0]) > half[0] + 1e-9 * abs(phi[0]):
+        mass = Quantity(None, None, f"the least-squares estimate ({phi[0]:.3g} kg with the other parameters) "
+                        f"is not physically consistent, and the nearest consistent one moves the mass "
+                        f"to {consistent[0]:.3g} kg, outside its interval")
     elif consistent[0] <= 0 or half[0] > precision["mass_relative"] * consistent[0]:
         mass = Quantity(None, None, f"95% interval {phi[0]:.3g} +- {half[0]:.2g} kg is wider than "
                         f"{100 * precision['mass_relative']:g}% of the estimate")

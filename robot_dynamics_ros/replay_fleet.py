@@ -103,7 +103,7 @@ def replay_bag(bag: Path, name: str, args, output_dir: Optional[Path]) -> dict:
         row["residual_rms_max"] = f"{summary['residuals'].rms.max():.4g}"
     estimate = summary.get("payload")
     if estimate is not None:
-        mass = f"{float(estimate.mass.value):.3f} kg" if estimate.mass.identified else "mass ?"
+        mass = f"{float(estimate.mass.value):.3f} kg" if estimate.mass.identified else "mass not identifiable"
         com = ("CoM [" + ", ".join(f"{c:.3f}" for c in estimate.com.value) + "] m"
                if estimate.com.identified else "CoM not identifiable")
         row["payload"] = f"{estimate.link}: {mass}, {com}"
