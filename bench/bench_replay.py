@@ -22,8 +22,9 @@ from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
 
 from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import global_coriolis_constant  # noqa: E402
-from robot_dynamics_ros.messages import JointStateMatcher, compute_outputs  # noqa: E402
+from robot_dynamics_ros.messages import JointStateMatcher  # noqa: E402
 from robot_dynamics_ros.model_source import load_description  # noqa: E402
+from robot_dynamics_ros.outputs import compute_outputs  # noqa: E402
 from robot_dynamics_ros.replay import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
 
 TARGET = 20_000
@@ -41,11 +42,11 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
     model = served.model
     seconds = Counter()
     start = time.perf_counter()
-    global_coriolis_constant(model)
+    kc = global_coriolis_constant(model)
     seconds["K_c first bound (once per model)"] = time.perf_counter() - start
     reader = bag_io.open_reader(source)
     writer = bag_io.open_writer(target, "sqlite3")
-    streams = OutputStreams(writer, served, christoffel=False)
+    streams = OutputStreams(writer, served, False, (0.0, kc), "first_bound")
     matcher = JointStateMatcher(model.joint_names)
     connections = bag_io.topic_connections(reader, "/joint_states", bag_io.JOINT_STATE)
     chunks = bag_io.read_chunks(reader, connections, CHUNK, source)
@@ -64,7 +65,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
                                  mass=outputs.mass_matrix)
         seconds["  of which coriolis_bounds (timed again)"] += time.perf_counter() - start
         start = time.perf_counter()
-        streams.write(times, stamps, outputs)
+        streams.write(times, stamps, None, q, qd, outputs)
         seconds["encode + write"] += time.perf_counter() - start
     start = time.perf_counter()
     writer.close()
