@@ -23,8 +23,8 @@ from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
 from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant  # noqa: E402
 from robot_dynamics_ros.messages import JointStateMatcher  # noqa: E402
-from robot_dynamics_ros.outputs import compute_outputs  # noqa: E402
 from robot_dynamics_ros.model_source import load_description  # noqa: E402
+from robot_dynamics_ros.outputs import compute_outputs  # noqa: E402
 from robot_dynamics_ros.replay import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
 
 TARGET = 20_000
@@ -42,7 +42,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
     model = served.model
     seconds = Counter()
     start = time.perf_counter()
-    global_coriolis_constant(model)
+    kc = global_coriolis_constant(model)
     seconds["K_c first bound (once per model)"] = time.perf_counter() - start
     reader = bag_io.open_reader(source)
     writer = bag_io.open_writer(target, "sqlite3")

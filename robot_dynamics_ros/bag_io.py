@@ -123,6 +123,7 @@ class JointStateArrays(NamedTuple):
     stamps: np.ndarray  # (k, 2) header stamp sec, nanosec
     position: np.ndarray  # (k, len(template.position))
     velocity: np.ndarray  # (k, len(template.velocity))
+    effort: np.ndarray  # (k, len(template.effort))
 
 
 def _joint_state_layout(raw: bytes, path: Path):
@@ -191,7 +192,7 @@ def decode_joint_states(raws: List[bytes], path: Path) -> Tuple[List[JointStateA
         groups.append(JointStateArrays(
             rows=rows[alike], template=template,
             stamps=np.column_stack([stamps["sec"], stamps["nanosec"]]).astype(np.int64),
-            position=values("position"), velocity=values("velocity")))
+            position=values("position"), velocity=values("velocity"), effort=values("effort")))
     return groups, rest
 
 

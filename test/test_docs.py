@@ -28,13 +28,14 @@ def repository_files(*suffixes):
 
 
 def anchors(markdown: str) -> set:
-    """GitHub's anchors of the headings: lower case, punctuation dropped,
+    """GitHub's anchors of the headings: lower case, punctuation dropped
+    (underscores stay: inside a word, as in K_c, they are no emphasis),
     spaces to hyphens."""
     slugs = set()
     for line in prose_lines(markdown):
         heading = re.match(r"#+\s+(.*)", line)
         if heading:
-            text = re.sub(r"[`*_]", "", heading.group(1).strip().lower())
+            text = re.sub(r"[`*]", "", heading.group(1).strip().lower())
             slugs.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
     return slugs
 

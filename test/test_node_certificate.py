@@ -69,3 +69,28 @@ def test_first_output_carries_the_certificate_and_a_new_payload_its_first_bound(
     finally:
         node.stop()
         peer.close()
+
+
+def test_replay_serves_the_certificate_to_every_message(certified, tmp_path):
+    from test_replay import Trajectory, decode_outputs, read_bag, write_joint_state_bag
+
+    from robot_dynamics_ros.replay import main as replay_main
+
+    urdf, certificate, document = certified
+    trajectory = Trajectory(str(urdf), 0.5, 100.0, seed=3)
+    source, target = tmp_path / "puma_in", tmp_path / "puma_out"
+    write_joint_state_bag(source, "mcap", trajectory)
+    assert replay_main([str(source), str(target), "--kc-certificate", str(certificate.parent), "--quiet"]) == 0
+    out = decode_outputs(read_bag(target))
+    bounds = out["coriolis_bounds"]
+    fields = harness.BOUNDS_FIELDS
+    assert set(bounds[:, fields.index("kc_global")]) == {document["kc_global"]}
+    assert set(bounds[:, fields.index("kc_global_lower")]) == {document["kc_global_lower"]}
+    (model,) = out["models"]
+    assert (model.kc_source, model.kc_certificate) == ("certificate", str(certificate))
+    # a file made for another robot is refused, and nothing is written
+    other = tmp_path / "other.kc.json"
+    other.write_text(certificate.read_text().replace(document["model_hash"], "0" * 64))
+    assert replay_main([str(source), str(tmp_path / "refused"), "--kc-certificate", str(other),
+                        "--quiet"]) == 1
+    assert not (tmp_path / "refused").exists()

@@ -546,7 +546,7 @@ def test_unknown_plot_format_is_refused_before_any_work(short_bag, tmp_path, cap
 
 def test_numerics_failure_is_reported_and_leaves_nothing(short_bag, tmp_path, capsys, monkeypatch):
     """A failure inside the dynamics (a bug, not bad input) ends the replay cleanly too."""
-    def failing(model, q, qd):
+    def failing(model, q, qd, christoffel=True):
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr("robot_dynamics_ros.dynamics.all_terms", failing)

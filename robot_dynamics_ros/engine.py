@@ -1,0 +1,31 @@
+"""The distributed engine: a Dask client on a local cluster or on an existing scheduler.
+
+One place that starts Dask, for every use of it in the package (the fleet
+replay; the K_c certificate search can share it): a ``LocalCluster`` of
+worker processes, one thread each (the numerics release the GIL, but
+rosbags' reading and writing is Python), or ``Client(address)`` for a
+cluster that someone else runs.
+"""
+
+import contextlib
+import logging
+import os
+from typing import Iterator, Optional
+
+
+@contextlib.contextmanager
+def client(scheduler: Optional[str] = None, workers: Optional[int] = None) -> Iterator["distributed.Client"]:  # noqa: F821
+    """A ``distributed.Client``: on ``scheduler`` (an address such as
+    ``tcp://host:8786``) when given, else on a local cluster of ``workers``
+    processes (default: one per core), closed on exit."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler) as connected:
+            yield connected
+        return
+    count = workers or os.cpu_count() or 1
+    # no dashboard (it needs bokeh, and a port), and no log lines for a healthy run
+    with LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as local:
+        yield local
