@@ -60,27 +60,14 @@ class Stream(threading.Thread):
             stamp = harness.stamp(1000 + k // 1000, (k % 1000) * 1_000_000)
             if self.floating:
                 quaternion = rng.normal(size=4)
-                self.peer.odom_pub.publish(odometry(stamp, np.r_[rng.uniform(-1, 1, 3),
-                                                                 quaternion / np.linalg.norm(quaternion)],
-                                                    rng.uniform(-1, 1, 6)))
+                self.peer.odom_pub.publish(harness.odometry(
+                    stamp, np.r_[rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion)],
+                    rng.uniform(-1, 1, 6), ROOT_LINK[0]))
             msg = harness.joint_state(self.names, rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), stamp_=stamp)
             self.sent_at[stamp.sec, stamp.nanosec] = time.monotonic()
             self.peer.joint_pub.publish(msg)
             k += 1
             time.sleep(max(0.0, start + k / self.rate - time.monotonic()))
-
-
-def odometry(stamp, position, velocity):
-    from nav_msgs.msg import Odometry
-
-    msg = Odometry(child_frame_id=ROOT_LINK[0])
-    msg.header.stamp, msg.header.frame_id = stamp, "odom"
-    pose, twist = msg.pose.pose, msg.twist.twist
-    (pose.position.x, pose.position.y, pose.position.z, pose.orientation.x, pose.orientation.y,
-     pose.orientation.z, pose.orientation.w) = map(float, position)
-    (twist.linear.x, twist.linear.y, twist.linear.z,
-     twist.angular.x, twist.angular.y, twist.angular.z) = map(float, velocity)
-    return msg
 
 
 ROOT_LINK = [""]

@@ -132,6 +132,19 @@ def stamp(seconds: int, nanoseconds: int = 0) -> Time:
     return Time(sec=seconds, nanosec=nanoseconds)
 
 
+def odometry(stamp_, position, velocity, child: str, frame: str = "odom") -> Odometry:
+    """nav_msgs/Odometry of ``child`` in ``frame``: position and quaternion
+    (x, y, z, w) (7), linear and angular velocity in ``child`` (6)."""
+    msg = Odometry(child_frame_id=child)
+    msg.header.stamp, msg.header.frame_id = stamp_, frame
+    pose, twist = msg.pose.pose, msg.twist.twist
+    (pose.position.x, pose.position.y, pose.position.z, pose.orientation.x, pose.orientation.y,
+     pose.orientation.z, pose.orientation.w) = map(float, position)
+    (twist.linear.x, twist.linear.y, twist.linear.z,
+     twist.angular.x, twist.angular.y, twist.angular.z) = map(float, velocity)
+    return msg
+
+
 def joint_state(names, position, velocity=(), effort=(), stamp_=None) -> JointState:
     msg = JointState(name=list(names), position=[float(x) for x in position],
                      velocity=[float(x) for x in velocity], effort=[float(x) for x in effort])

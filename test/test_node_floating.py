@@ -25,15 +25,7 @@ ROOT = "base_link"
 
 
 def odometry(stamp, position, velocity, child=ROOT) -> Odometry:
-    msg = Odometry(child_frame_id=child)
-    msg.header.stamp = stamp
-    msg.header.frame_id = "odom"
-    pose, twist = msg.pose.pose, msg.twist.twist
-    (pose.position.x, pose.position.y, pose.position.z, pose.orientation.x, pose.orientation.y,
-     pose.orientation.z, pose.orientation.w) = map(float, position)
-    (twist.linear.x, twist.linear.y, twist.linear.z,
-     twist.angular.x, twist.angular.y, twist.angular.z) = map(float, velocity)
-    return msg
+    return harness.odometry(stamp, position, velocity, child)
 
 
 class Solo:

@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 import pytest
-from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
 
@@ -72,24 +71,13 @@ class Stream:
                 quaternion = self.rng.normal(size=4)
                 base = np.concatenate([self.rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion)])
                 twist = self.rng.uniform(-1, 1, 6)
-                self.peer.odom_pub.publish(odometry(stamp, base, twist))
+                self.peer.odom_pub.publish(harness.odometry(stamp, base, twist, "base_link"))
                 self.inputs[ns] = (np.concatenate([base, q]), np.concatenate([twist, qd]))
             else:
                 self.inputs[ns] = (q, qd)
             self.peer.joint_pub.publish(harness.joint_state(self.joints, q, qd, stamp_=stamp))
             k += 1
             time.sleep(max(0.0, start + k / RATE - time.monotonic()))
-
-
-def odometry(stamp, position, velocity) -> Odometry:
-    msg = Odometry(child_frame_id="base_link")
-    msg.header.stamp, msg.header.frame_id = stamp, "odom"
-    pose, twist = msg.pose.pose, msg.twist.twist
-    (pose.position.x, pose.position.y, pose.position.z, pose.orientation.x, pose.orientation.y,
-     pose.orientation.z, pose.orientation.w) = map(float, position)
-    (twist.linear.x, twist.linear.y, twist.linear.z,
-     twist.angular.x, twist.angular.y, twist.angular.z) = map(float, velocity)
-    return msg
 
 
 def run_and_check(tmp_path, robot: str, node_args, payload_link: str, heavier_link: str, floating: bool):
