@@ -91,13 +91,15 @@ def test_a_search_killed_and_resumed_ends_as_an_uninterrupted_one(engine, tmp_pa
     urdf = _write_urdf(tmp_path, SMALL)
     model = load_urdf(urdf)
     (tmp_path / "whole").mkdir()
-    _, whole = _certificate(engine, model, tmp_path / "whole", gap=1.02, unit_seconds=0.2)
+    # small units: many of them, so that the kill falls inside the search
+    # however fast the machine (with 0.2 s units a quiet one finished first)
+    _, whole = _certificate(engine, model, tmp_path / "whole", gap=1.005, unit_seconds=0.02)
     checkpoint, output = tmp_path / "checkpoint", tmp_path / "resumed.kc.json"
-    arguments = (urdf, "--gap", "1.02", "--workers", "2", "--unit-seconds", "0.2", "--checkpoint", checkpoint,
+    arguments = (urdf, "--gap", "1.005", "--workers", "2", "--unit-seconds", "0.02", "--checkpoint", checkpoint,
                  "-o", output, "--quiet")
     process = _cli(*arguments, start_new_session=True)
     deadline = time.monotonic() + 120
-    while len(list((checkpoint / "units").glob("*[0-9].npz"))) < 3 and process.poll() is None:
+    while len(list((checkpoint / "units").glob("*[0-9].npz"))) < 2 and process.poll() is None:
         assert time.monotonic() < deadline, "no unit was merged within 120 s"
         time.sleep(0.05)
     assert process.poll() is None, "the search ended before it could be killed: make it longer"
@@ -112,7 +114,7 @@ def test_a_search_killed_and_resumed_ends_as_an_uninterrupted_one(engine, tmp_pa
     assert document["kc_global_lower"] >= whole["kc_global_lower"]
     assert document["parts"][0]["boxes"] == whole["parts"][0]["boxes"]
     assert document["work"]["boxes_bounded"] >= whole["work"]["boxes_bounded"]
-    assert document["kc_global"] <= 1.02 * document["kc_global_lower"] * (1 + 1e-12)
+    assert document["kc_global"] <= 1.005 * document["kc_global_lower"] * (1 + 1e-12)
     assert certify_main(["--verify", str(output), str(urdf)]) == 0
 
 
