@@ -4,8 +4,8 @@ same CMakeLists.txt that colcon uses.
 ``build_py`` runs CMake (rosidl) against the ROS packages of the Python
 environment that builds the wheel (the ros-jazzy-* wheels: a venv, or pip's
 isolated build environment with pyproject.toml's build requirements), and
-packs what it installs: the generated ``robot_dynamics_ros.msg`` and its
-typesupport modules into the package, the message libraries, the ament index
+packs what it installs: the generated ``robot_dynamics_ros.msg`` and
+``robot_dynamics_ros.srv`` and their typesupport modules into the package, the message libraries, the ament index
 entry, launch and config files and the ``lib/robot_dynamics_ros`` launchers
 into the environment's prefix. Nothing needs sourcing afterwards: the
 ros-wheels bootstrapper puts ``<prefix>/lib`` on the library path. colcon
@@ -63,8 +63,9 @@ class BuildWithMessages(build_py):
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"
         staged_package = stage / "lib" / version / "site-packages" / PACKAGE
         target = Path(self.build_lib) / PACKAGE
-        # the generated messages and typesupport modules; our sources are build_py's
-        shutil.copytree(staged_package / "msg", target / "msg", dirs_exist_ok=True)
+        # the generated messages, service and typesupport modules; our sources are build_py's
+        for interfaces in ("msg", "srv"):
+            shutil.copytree(staged_package / interfaces, target / interfaces, dirs_exist_ok=True)
         for module in staged_package.glob("*.so"):
             shutil.copy2(module, target / module.name)
         # everything else the build installed goes into the environment's prefix

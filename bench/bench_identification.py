@@ -41,7 +41,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for k, (robot, mass, com, kind) in enumerate(cases):
             path = Path(tmp) / f"bag{k}"
-            truth = write_payload_bag(path, robot, mass=mass, com=com, duration=args.seconds, kind=kind, seed=k)
+            truth = write_payload_bag(path, robot=robot, mass=mass, com=com, duration=args.seconds, kind=kind, seed=k)
             start = time.perf_counter()
             estimate = replay(parse_args([str(path), "--identify-payload", truth["link"],
                                           "--kc-time-budget", "0", "--quiet"]))["payload"]

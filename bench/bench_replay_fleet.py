@@ -41,7 +41,7 @@ def main_bench():
         folder.mkdir()
         total = 0
         for k in range(args.bags):
-            total += write_payload_bag(folder / f"run{k:02d}", "panda", mass=2.0, com=(0.03, 0.0, 0.05),
+            total += write_payload_bag(folder / f"run{k:02d}", robot="panda", mass=2.0, com=(0.03, 0.0, 0.05),
                                        duration=args.seconds, seed=k)["samples"]
         print(f"{args.bags} bags, {total} joint states; load average {os.getloadavg()[0]:.1f}")
         for workers in args.workers:

@@ -43,6 +43,7 @@ ROBOTS = {"panda": ("panda", "panda_link8"), "ur5": ("ur5_robot", "tool0")}
 BASE_FREQUENCY = 0.1  # Hz
 HARMONICS = 4
 MAX_SPEED = 1.5  # rad/s
+START = 1_700_000_000 * 10**9  # ns: the first joint state's stamp
 
 
 def trajectory(lower, upper, times, kind: str, rng):
@@ -77,10 +78,13 @@ def pinocchio_with_payload(urdf: str, link: str, mass: float, com, inertia):
     return model
 
 
-def write_payload_bag(path: Path, robot: str = "panda", link=None, mass: float = 2.0, com=(0.03, -0.02, 0.06),
-                      inertia=None, duration: float = 60.0, rate: float = 500.0, noise: float = 0.01,
-                      kind: str = "exciting", seed: int = 0, storage: str = "mcap") -> dict:
-    """Write the bag; returns the truth (payload, noise level per joint, joints)."""
+def payload_samples(robot: str = "panda", link=None, mass: float = 2.0, com=(0.03, -0.02, 0.06),
+                    inertia=None, duration: float = 60.0, rate: float = 500.0, noise: float = 0.01,
+                    kind: str = "exciting", seed: int = 0):
+    """(truth, stamps in ns, q, qd, effort): joint states of ``robot`` carrying
+    a payload on ``link``, efforts from Pinocchio plus Gaussian noise of
+    ``noise`` times each joint's effort range; the truth as
+    ``write_payload_bag`` returns it."""
     urdf_name, default_link = ROBOTS[robot]
     link = link or default_link
     urdf = example_robot_urdf(urdf_name)
@@ -98,12 +102,23 @@ def write_payload_bag(path: Path, robot: str = "panda", link=None, mass: float =
     tau = np.array([pin.rnea(model, data, q[i], qd[i], qdd[i]) for i in range(count)])
     sigma = noise * 2 * np.asarray(model.effortLimit, float)
     effort = tau + rng.normal(size=tau.shape) * sigma
+    stamps = START + np.round(times * 1e9).astype(np.int64)
+    truth = {"robot": robot, "urdf": urdf, "link": link, "mass": mass, "com": list(map(float, com)),
+             "inertia": inertia.tolist(), "joints": names, "noise_sigma": sigma.tolist(),
+             "trajectory": kind, "samples": count, "rate": rate}
+    return truth, stamps, q, qd, effort
+
+
+def write_payload_bag(path: Path, storage: str = "mcap", **options) -> dict:
+    """Write the bag of ``payload_samples(**options)`` (and the URDF on
+    /robot_description); returns the truth (payload, noise level per joint,
+    joints)."""
+    truth, stamps, q, qd, effort = payload_samples(**options)
+    urdf, names, start = truth["urdf"], truth["joints"], START
     JointState = TYPESTORE.types["sensor_msgs/msg/JointState"]
     Header = TYPESTORE.types["std_msgs/msg/Header"]
     Time = TYPESTORE.types["builtin_interfaces/msg/Time"]
     String = TYPESTORE.types["std_msgs/msg/String"]
-    start = 1_700_000_000 * 10**9
-    stamps = start + np.round(times * 1e9).astype(np.int64)
     path.parent.mkdir(parents=True, exist_ok=True)
     with Writer(path, version=8, storage_plugin=STORAGES[storage]) as writer:
         conn = writer.add_connection("/robot_description", "std_msgs/msg/String", typestore=TYPESTORE)
@@ -114,9 +129,7 @@ def write_payload_bag(path: Path, robot: str = "panda", link=None, mass: float =
             msg = JointState(header=Header(stamp=Time(sec=stamp // 10**9, nanosec=stamp % 10**9), frame_id=""),
                              name=names, position=q[i], velocity=qd[i], effort=effort[i])
             writer.write(conn, stamp, TYPESTORE.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-    return {"robot": robot, "urdf": urdf, "link": link, "mass": mass, "com": list(map(float, com)),
-            "inertia": inertia.tolist(), "joints": names, "noise_sigma": sigma.tolist(),
-            "trajectory": kind, "samples": count, "rate": rate}
+    return truth
 
 
 def main():
@@ -133,8 +146,9 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--storage", choices=sorted(STORAGES), default="mcap")
     args = parser.parse_args()
-    truth = write_payload_bag(args.output, args.robot, args.link, args.mass, args.com, None, args.duration,
-                              args.rate, args.noise, args.trajectory, args.seed, args.storage)
+    truth = write_payload_bag(args.output, storage=args.storage, robot=args.robot, link=args.link,
+                              mass=args.mass, com=args.com, duration=args.duration, rate=args.rate,
+                              noise=args.noise, kind=args.trajectory, seed=args.seed)
     truth.pop("urdf")
     print(json.dumps(truth, indent=1))
 

@@ -1,12 +1,13 @@
 """The node's side of ``~/identify_payload``, without ROS: a window of recent
 joint states with efforts, and the payload estimated from it.
 
-The node adds each joint state it processes that carries an effort for every
-modelled joint (``EffortWindow.add``: a copy into preallocated rings, no
-allocation on the hot path). The service callback asks ``identify`` for the
-last ``seconds``: the same Savitzky-Golay accelerations and the same
-estimator as ``robot_dynamics_replay --identify-payload``, so the same data
-give the same estimate. ``payload_to_apply`` turns an estimate into the
+The node adds each joint state it processes that carries efforts
+(``EffortWindow.add``: a copy into preallocated rings, no allocation on the
+hot path). The service asks ``identify`` for the last ``seconds``: the joint
+states whose efforts are all finite (as the replay keeps them), then the same
+Savitzky-Golay accelerations and the same estimator as
+``robot_dynamics_replay --identify-payload``, so the same data give the same
+estimate. ``payload_to_apply`` turns an estimate into the
 (mass, com, inertia) of a payload request, which the node validates like any
 other before applying it, and only when the caller asked for that.
 """
@@ -47,12 +48,13 @@ class EffortWindow:
             self.count = 0
 
     def latest(self, seconds: float) -> Tuple[np.ndarray, ...]:
-        """(stamps, q, qd, effort) of the joint states of the last ``seconds``, in stamp order."""
+        """(stamps, q, qd, effort) of the joint states of the last ``seconds``
+        (by stamp; 0 or less: all held), in stamp order."""
         with self._lock:
             held = min(self.count, self.capacity)
             order = np.arange(self.count - held, self.count) % self.capacity
             stamps = self.stamps[order]
-            if held:
+            if held and seconds > 0:
                 order = order[stamps >= stamps.max() - int(seconds * 1e9)]
             order = order[np.argsort(self.stamps[order], kind="stable")]
             return self.stamps[order], self.q[order], self.qd[order], self.effort[order]
@@ -60,12 +62,15 @@ class EffortWindow:
 
 def identify(model, window: EffortWindow, link: str, seconds: float,
              differentiator: Differentiator = Differentiator()) -> PayloadEstimate:
-    """The payload on ``link`` estimated from the window's last ``seconds``;
-    ValueError (with the reason) when the window cannot give one."""
+    """The payload on ``link`` estimated from the window's last ``seconds``
+    (0: all it holds); ValueError (with the reason) when it cannot give one."""
     stamps, q, qd, effort = window.latest(seconds)
+    finite = np.isfinite(effort).all(axis=1)
+    stamps, q, qd, effort = stamps[finite], q[finite], qd[finite], effort[finite]
     if len(stamps) < differentiator.window:
-        raise ValueError(f"{len(stamps)} joint states with efforts in the last {seconds:g} s; "
-                         f"at least {differentiator.window} are needed")
+        span = f"in the last {seconds:g} s" if seconds > 0 else "held"
+        raise ValueError(f"{len(stamps)} joint states with finite efforts for every modelled joint "
+                         f"{span}; at least {differentiator.window} are needed")
     qdd, usable = differentiator.accelerations(stamps, qd)
     return identify_payload(model, link, q[usable], qd[usable], qdd[usable], effort[usable])
 

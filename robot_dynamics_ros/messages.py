@@ -82,6 +82,13 @@ class JointStateMatcher:
                     )
         return q, qd
 
+    def efforts(self, msg) -> np.ndarray:
+        """The efforts of the message ``match`` just accepted, in
+        ``joint_names`` order (it checked their count: call only when the
+        message has efforts). NaN and inf stay: the payload identification
+        leaves such joint states out, as the replay does."""
+        return _floats(msg.effort, "effort")[self._cached_take]
+
     def indices(self, names: Sequence[str]) -> np.ndarray:
         """Index of each of ``joint_names`` in ``names`` (cached for the last list seen).
 

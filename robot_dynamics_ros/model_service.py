@@ -138,11 +138,11 @@ class ModelService:
             if payload is not None:
                 self._queue(payload=payload)
 
-    def request_payload(self, make: Callable[[], Payload]):
-        """Serve the payload ``make()`` returns, as a payload message asks (it
-        replaces the payload on its link; mass 0 removes it). Raises
-        RequestRefused, counted as "payload_topic"."""
-        self._queue(payload=self._checked_payload("payload_topic", make))
+    def request_payload(self, make: Callable[[], Payload], kind: str = "payload_topic"):
+        """Serve the payload ``make()`` returns, as a payload message or
+        ``~/identify_payload`` asks (it replaces the payload on its link; mass
+        0 removes it). Raises RequestRefused, counted under ``kind``."""
+        self._queue(payload=self._checked_payload(kind, make))
 
     def _checked_payload(self, kind: str, make: Callable[[], Payload]) -> Payload:
         live = self.live

@@ -27,7 +27,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import (
-    FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult)
+    FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType, SetParametersResult)
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.exceptions import ParameterException
 from rclpy.experimental import EventsExecutor
@@ -42,6 +42,8 @@ from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, f
 from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, serve_certificate
+from robot_dynamics_ros.effort_window import EffortWindow
+from robot_dynamics_ros.identify_service import IdentifyPayloadServer
 from robot_dynamics_ros.kc_refinement import DEFAULT_TIME_BUDGET, KcRefiner
 from robot_dynamics_ros.messages import (
     JointStateMatcher, JointStateRejected, payload_from_inertia)
@@ -92,6 +94,9 @@ class _Live:
     certificate: str  # the K_c certificate file serving its interval, or ""
     matcher: JointStateMatcher
     templates: Dict[str, CdrTemplate]  # ~/gravity_torques and the array topics, by topic name
+    # the joint states with efforts kept for ~/identify_payload (fixed base),
+    # kept across payload swaps like the matcher; None: off or floating
+    efforts: Optional[EffortWindow]
     # ~/state templates by (frame_id, publish_christoffel), made on first use
     states: Dict[Tuple[str, bool], CdrTemplate] = field(default_factory=dict)
 
@@ -117,6 +122,7 @@ class DynamicsNode(Node):
         self._model_published = None  # (revision, K_c interval, source) last sent on ~/model
         self._model_lock = threading.Lock()  # the builder and the executor both publish it
         self._gc_frozen = False
+        self._effort_window_size = self.get_parameter("identify_payload.window_size").value
 
         self._pub_state = self.create_publisher(DynamicsState, "~/state", OUTPUT_DEPTH)
         self._pub_model = self.create_publisher(DynamicsModel, "~/model", MODEL_QOS)
@@ -158,6 +164,8 @@ class DynamicsNode(Node):
             self._waiting_for = (f"listening on {topic} (std_msgs/String, transient local, as "
                                  "robot_state_publisher publishes it), or set the urdf_file parameter")
         self._service.start()
+        self._identify = IdentifyPayloadServer(
+            self, lambda: self._service.live, self._service.request_payload, BUILDER_NICENESS)
 
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._joint_states_topic = self.create_subscription(
@@ -234,6 +242,11 @@ class DynamicsNode(Node):
         self.declare_parameter("payload.inertia", [0.0] * 6, _descriptor(
             "Payload inertia [ixx, ixy, ixz, iyy, iyz, izz] about its CoM in link axes, kg m^2",
             doubles))
+        self.declare_parameter("identify_payload.window_size", 60_000, _descriptor(
+            "Joint states with efforts kept (the newest) for ~/identify_payload, fixed base only: "
+            "60000 is a minute at 1 kHz, 8 (3 nv + 1) bytes each; 0: none kept, the service "
+            "answers that it is off", ParameterType.PARAMETER_INTEGER, read_only=True,
+            integer_range=[IntegerRange(from_value=0, to_value=10_000_000)]))
         self.declare_parameter("kc_certificate", "", _descriptor(
             "A K_c certificate file (robot_dynamics_certify), or a directory searched for the "
             "certificate of each served model by its hash; a match serves its interval from the "
@@ -259,13 +272,20 @@ class DynamicsNode(Node):
         certificate = self._certificate(served.model)
         for christoffel in (False, True):  # publish_christoffel may change at run time
             compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv), christoffel)
-        same_inputs = old is not None and old.matcher.joint_names == served.model.joint_names
+        same_inputs = (old is not None and old.matcher.joint_names == served.model.joint_names
+                       and old.served.base == served.base)
         same_outputs = old is not None and old.served.coordinates == served.coordinates
+        efforts = None
+        if same_inputs:
+            efforts = old.efforts
+        elif not served.base and self._effort_window_size:
+            efforts = EffortWindow(served.model.nv, self._effort_window_size)
         self._revision += 1
         live = _Live(
             served=served, revision=self._revision, certificate=certificate,
             matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
             templates=old.templates if same_outputs else array_templates(served.joints, served.base),
+            efforts=efforts,
         )
         self._publish_model(live)
         return live
@@ -369,6 +389,8 @@ class DynamicsNode(Node):
             return
         try:
             q, qd = live.matcher.match(msg, check_finite=False)
+            if live.efforts is not None and len(msg.effort):
+                live.efforts.add(stamp_ns(stamp), q, qd, live.matcher.efforts(msg))
         except JointStateRejected as error:
             self._drop(error.kind, str(error))
             return
@@ -445,6 +467,7 @@ class DynamicsNode(Node):
         # its daemon thread, and the refinement's process is killed if it
         # does not stop at once.
         self._service.stop(timeout=1.0)
+        self._identify.stop(timeout=1.0)
         self._refiner.stop(timeout=2.0)
         return super().destroy_node()
 

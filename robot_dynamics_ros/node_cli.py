@@ -30,6 +30,9 @@ documented in config/robot_dynamics.yaml):
                        background refinement of the K_c interval (read-only)
   payload.link, payload.mass, payload.com, payload.inertia
                        a payload on a link, changeable at run time
+  identify_payload.window_size
+                       joint states with efforts kept for ~/identify_payload
+                       (read-only, default 60000; 0: none)
 
 Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
   in   robot_description     std_msgs/String, reliable, transient local
@@ -47,6 +50,11 @@ Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
        /diagnostics          diagnostic_msgs/DiagnosticArray, 1 Hz
        with publish_arrays: ~/mass_matrix, ~/coriolis_matrix,
        ~/coriolis_bounds, ~/christoffel_symbols (std_msgs/Float64MultiArray)
+
+Service:
+  ~/identify_payload         robot_dynamics_ros/IdentifyPayload: a payload on
+                             a link estimated from the recent joint states
+                             with efforts; applied only when asked
 
 Example:
   robot_dynamics_node --ros-args -p urdf_file:=robot.urdf -p publish_christoffel:=true

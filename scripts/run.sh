@@ -37,7 +37,7 @@ done
 # The package: a normal install (the generated robot_dynamics_ros.msg is not
 # reachable through an editable one), redone when its sources change; CMake
 # keeps its build folder in build/, so a rebuild takes seconds.
-want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg launch/* config/* \
+want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg srv/*.srv launch/* config/* \
   $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation .

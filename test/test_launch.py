@@ -129,11 +129,13 @@ class Launch:
 
 
 def graph_nodes(peer) -> list:
-    """Fully qualified names of the nodes in the peer's namespace but the peer, duplicates kept."""
+    """Fully qualified names of the nodes in the peer's namespace but the peer,
+    duplicates kept, hidden ones (a leading underscore, as the node's
+    ``_robot_dynamics_identify``) left out as ``ros2 node list`` leaves them."""
     ours = peer.node.get_fully_qualified_name()
     namespace = peer.node.get_namespace()
     return sorted(f"{ns}/{name}" for name, ns in peer.node.get_node_names_and_namespaces()
-                  if ns == namespace and f"{ns}/{name}" != ours)
+                  if ns == namespace and f"{ns}/{name}" != ours and not name.startswith("_"))
 
 
 def wait_for_nodes(peer, want: set, launch: Launch, timeout: float = 60.0) -> list:

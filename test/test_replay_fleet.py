@@ -28,7 +28,7 @@ def fleet(tmp_path_factory):
     truths = {}
     for k, duration in enumerate(DURATIONS):
         name = f"run{k}"
-        truths[name] = write_payload_bag(root / name, "panda", mass=2.0, com=(0.03, 0.0, 0.05),
+        truths[name] = write_payload_bag(root / name, robot="panda", mass=2.0, com=(0.03, 0.0, 0.05),
                                          duration=duration, rate=500.0, seed=10 + k,
                                          storage="sqlite3" if k == 1 else "mcap")
     corrupt = root / "run9"
