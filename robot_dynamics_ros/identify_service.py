@@ -45,8 +45,12 @@ class IdentifyPayloadServer:
         self._live = live
         self._request_payload = request_payload
         self._niceness = niceness
+        # use_global_arguments=False: the process's remappings (launch_ros
+        # gives `-r __node:=<name>`) are the node's; applied here too they
+        # would give this node the node's name
         self._node = Node(f"_{node.get_name()}_identify", namespace=node.get_namespace(),
-                          context=node.context, start_parameter_services=False)
+                          context=node.context, start_parameter_services=False,
+                          use_global_arguments=False)
         self.name = node.resolve_service_name(SERVICE)
         self._node.create_service(IdentifyPayload, self.name, self._on_request)
         self._executor = SingleThreadedExecutor(context=node.context)
