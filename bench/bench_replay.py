@@ -6,9 +6,17 @@ test/test_replay.py) in sqlite3 and in MCAP, replayed end to end by
 model load and the model's first K_c bound included; no refinement,
 ``--kc-time-budget 0``). Then where the time goes,
 stage by stage, on the same bag. Target: at least 20,000 joint states/s.
-Run: python bench/bench_replay.py
+Run: python bench/bench_replay.py [--baseline CHECKOUT] [--rounds 4]
+
+``--baseline CHECKOUT``: also this checkout's replay against another's (an
+earlier revision's working tree) on the same MCAP bag, paired: in each round
+both run, in alternating order, each in a fresh process that replays the bag
+once to load its kernels and then once timed, so the machine's load falls on
+both alike; the ratio of their median times is the figure to judge.
 """
+import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,7 +82,45 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
     return seconds
 
 
-def run():
+# One timed replay of a bag in a fresh process, after a first that loads the kernels.
+DRIVER = """
+import sys, time
+from robot_dynamics_ros.replay import main
+source, target = sys.argv[1:3]
+assert main([source, target + "_warm", "--quiet", "--kc-time-budget", "0"]) == 0
+start = time.perf_counter()
+assert main([source, target, "--quiet", "--kc-time-budget", "0"]) == 0
+print(time.perf_counter() - start)
+"""
+
+
+def timed_in_process_of(checkout: Path, source: Path, target: Path) -> float:
+    env = dict(os.environ, PYTHONPATH=str(checkout),
+               NUMBA_CACHE_DIR=str(Path(tempfile.gettempdir()) / f"numba-bench-{checkout.name}"))
+    run_ = subprocess.run([sys.executable, "-c", DRIVER, str(source), str(target)], cwd=checkout, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if run_.returncode:
+        raise SystemExit(f"the replay of {checkout} failed:\n{run_.stderr[-3000:]}")
+    return float(run_.stdout.split()[-1])
+
+
+def paired(baseline: Path, rounds: int, source: Path, count: int, root: Path):
+    ours = Path(__file__).absolute().parent.parent
+    times = {"this checkout": [], f"baseline {baseline}": []}
+    checkouts = list(zip(times, (ours, baseline)))
+    for k in range(rounds):
+        for name, checkout in checkouts[::1 if k % 2 else -1]:
+            times[name].append(timed_in_process_of(checkout, source, root / f"paired_{k}_{checkout.name}"))
+    print(f"  paired, {rounds} rounds, MCAP in and out (median; joint states/s):")
+    for name, values in times.items():
+        median = sorted(values)[len(values) // 2]
+        print(f"    {name:<40} {median:6.2f} s  {count / median:8,.0f}/s   "
+              f"(all: {', '.join(f'{v:.2f}' for v in values)})")
+    ours_s, base_s = (sorted(v)[len(v) // 2] for v in times.values())
+    print(f"    throughput ratio, this / baseline: {base_s / ours_s:.2f}")
+
+
+def run(baseline=None, rounds: int = 4):
     urdf = example_robot_urdf("panda")
     traj = Trajectory(urdf, 60.0, 500.0)
     count = len(traj.t)
@@ -100,7 +146,13 @@ def run():
         for storage, value in elapsed.items():
             print(f"  end to end without K_c's first bound, {storage:>7}: "
                   f"{count / (value - search):8,.0f} joint states/s")
+        if baseline is not None:
+            paired(baseline, rounds, root / "mcap", count, root)
 
 
 if __name__ == "__main__":
-    run()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout to compare with, paired")
+    parser.add_argument("--rounds", type=int, default=4)
+    options = parser.parse_args()
+    run(options.baseline and options.baseline.absolute(), options.rounds)
