@@ -1,9 +1,8 @@
 """``~/identify_payload`` (robot_dynamics_ros/srv/IdentifyPayload): the node's
 service that estimates a payload from the joint states it received.
 
-An identification takes up to a second or two (tens of thousands of joint
-states through eleven inverse dynamics each), far longer than a joint state
-may wait. So the service lives on a node and executor of its own
+An identification takes seconds (tens of thousands of joint states through
+eleven inverse dynamics each), far longer than a joint state may wait. So the service lives on a node and executor of its own
 (``_<node>_identify``: hidden, as ``ros2 node list`` leaves out names that
 start with an underscore), spun by a thread at the builder's lower priority,
 while the node's executor goes on with the joint states; the kernels
