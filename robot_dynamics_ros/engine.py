@@ -18,14 +18,23 @@ def client(scheduler: Optional[str] = None, workers: Optional[int] = None) -> It
     """A ``distributed.Client``: on ``scheduler`` (an address such as
     ``tcp://host:8786``) when given, else on a local cluster of ``workers``
     processes (default: one per core), closed on exit."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler:
         with Client(scheduler) as connected:
             yield connected
         return
-    count = workers or os.cpu_count() or 1
-    # no dashboard (it needs bokeh, and a port), and no log lines for a healthy run
-    with LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as local:
+    with local_cluster(workers or os.cpu_count() or 1) as cluster, Client(cluster) as local:
         yield local
+
+
+def local_cluster(workers: int) -> "distributed.LocalCluster":  # noqa: F821
+    """A LocalCluster of ``workers`` processes of one thread each, quiet when
+    healthy: no log lines below ERROR, and its HTTP server (and dashboard,
+    when bokeh is installed) on a free port: with ``dashboard_address=None``
+    the scheduler still takes port 8787 and warns when another cluster (a
+    second fleet, a certificate search) holds it."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                        silence_logs=logging.ERROR)

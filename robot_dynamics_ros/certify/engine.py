@@ -1,4 +1,6 @@
-"""The distributed engine of the certificate search: Dask distributed.
+"""The distributed engine of the certificate search: Dask distributed (its
+local cluster started by ``robot_dynamics_ros.engine.local_cluster``, as the
+fleet replay's).
 
 Chosen over Ray by measurement on this 2-core machine (``bench/bench_engines.py``,
 docs/benchmarks.md): a local cluster of 2 workers starts in about 4 s
@@ -12,7 +14,9 @@ ADDRESS --nthreads 1``) instead of starting a local cluster.
 import os
 from pathlib import Path
 
-from dask.distributed import Client, LocalCluster
+from dask.distributed import Client
+
+from robot_dynamics_ros.engine import local_cluster
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -29,6 +33,5 @@ def start_client(workers=None, scheduler=None):
     # the workers import this package as the caller does (a source checkout too)
     paths = [PACKAGE_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=40)
+    cluster = local_cluster(count)
     return Client(cluster), cluster, count
