@@ -1,7 +1,7 @@
 """End-to-end benchmark of the node: joint states at 1 kHz from another process.
 
     python bench/bench_node.py [--robot panda] [--rounds 3] [--duration 20] [--rate 1000]
-                               [--baseline CHECKOUT] [--kc-time-budget S]
+                               [--baseline CHECKOUT] [--kc-time-budget S] [--kc-certificate FILE]
 
 The node runs as its own process (``python -m robot_dynamics_ros.node``); this
 process publishes joint states from a thread (and, for a floating base,
@@ -15,7 +15,12 @@ A, B, C, ...), so that the machine's load falls on all alike:
 - ``state+arrays``: the same with ``publish_arrays:=true`` (also the
   Float64MultiArray topics);
 - ``baseline``: with ``--baseline``, the node of another checkout (e.g. a
-  ``git worktree`` of the revision before ``~/state``: its five topics).
+  ``git worktree`` of the revision before ``~/state``: its five topics);
+- ``certificate``, ``refining``: with ``--kc-certificate FILE``, the node
+  serving that K_c certificate (``kc_certificate``), and the node without it
+  refining its K_c interval in the background for the round's whole length
+  (``kc_refinement.time_budget``), beside ``state`` (neither): what a
+  certificate spares the control loop.
 
 Reported per configuration: end-to-end latency, joint state published ->
 its last output received (``~/gravity_torques``, which every revision
@@ -80,14 +85,20 @@ def one_round(config, options, path, names, floating, baseline, results):
     args = ["-p", f"urdf_file:={path}"]
     if floating:
         args += ["-p", "base:=floating"]
-    if options.kc_time_budget is not None:
+    if options.kc_time_budget is not None and config != "refining":
         args += ["-p", f"kc_refinement.time_budget:={options.kc_time_budget}"]
     if config == "state+arrays":
         args += ["-p", "publish_arrays:=true"]
+    if config == "certificate":
+        args += ["-p", f"kc_certificate:={options.kc_certificate}"]
+    if config == "refining":
+        args += ["-p", f"kc_refinement.time_budget:={options.duration + 60.0}"]
     node = harness.NodeProcess(*args, log_path=log, **({"repo": baseline} if config == "baseline" else {}))
     stream = Stream(peer, names, options.rate, floating)
     try:
-        peer.wait_for_model(load_urdf(path).name, 180.0, node)
+        serving = peer.wait_for_model(load_urdf(path).name, 180.0, node)
+        if config == "certificate" and not serving.get("kc_certificate"):
+            raise SystemExit(f"the node does not serve {options.kc_certificate}: {serving}")
         first_report = peer.count("diagnostics")
         stream.start()
         time.sleep(options.duration)
@@ -127,6 +138,8 @@ def main():
                         help="comma-separated configurations of this checkout (state,state+arrays)")
     parser.add_argument("--kc-time-budget", type=float, default=None,
                         help="the nodes' kc_refinement.time_budget (default: each node's own)")
+    parser.add_argument("--kc-certificate", type=Path,
+                        help="a K_c certificate of the robot: adds the configurations certificate and refining")
     options = parser.parse_args()
 
     harness.isolate_ros_environment()
@@ -135,6 +148,9 @@ def main():
     ROOT_LINK[0] = model.base_link
     names = list(model.joint_names)
     configs = options.configs.split(",") + (["baseline"] if options.baseline else [])
+    if options.kc_certificate:
+        options.kc_certificate = options.kc_certificate.absolute()
+        configs += ["certificate", "refining"]
     results = {c: defaultdict(list) for c in configs}
     for _ in range(options.rounds):
         for config in configs:
