@@ -136,19 +136,22 @@ def tridiagonalize_one(A, scratch):
 
 @njit(cache=True, nogil=True)
 def gram_one(X, gram):
-    """gram (m, m) = X^T X for X (m, m) C-contiguous, both triangles, as
-    rank-one updates along rows (vectorized, ``tridiagonalize_one``); each
-    entry summed over the rows of X in order. Cost: m^3."""
+    """gram (m, m) = X^T X for X (m, m) C-contiguous, both triangles: the
+    lower one row by row, ``gram[r, :r + 1] += X[i, r] X[i, :r + 1]`` over the
+    rows i of X in order (vectorized: every loop from 0, ``tridiagonalize_one``),
+    then mirrored. Cost: m^3 / 2."""
     m = X.shape[0]
-    gram[:] = 0.0
-    for i in range(m):
-        xi = X[i]
-        for r in range(m):
-            a = xi[r]
+    for r in range(m):
+        for c in range(r + 1):
+            gram[r, c] = 0.0
+        for i in range(m):
+            a = X[i, r]
             if a != 0.0:
-                row = gram[r]
-                for c in range(m):
-                    row[c] += a * xi[c]
+                for c in range(r + 1):
+                    gram[r, c] += a * X[i, c]
+    for r in range(m):
+        for c in range(r):
+            gram[c, r] = gram[r, c]
 
 
 @njit(cache=True, nogil=True)

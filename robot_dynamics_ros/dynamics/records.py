@@ -42,6 +42,8 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # the n x n matrices of the bounds (n = nv), C's Gram matrix in gram and M
 # in eig_work (``bounds.tree_bound_values``), the Householder vectors of one
 # reduction (``eigen.tridiagonalize_one``), a floating base's iteration vectors,
+# the motion subspaces about the base, their sums along the tree, a Cholesky
+# factor and the rows of a slice's core (``cores``),
 # and the n + 2 matrices of the dense bounds from a whole Gamma
 # (``bounds.bound_values``).
 DATA_SHAPES = {
@@ -55,6 +57,8 @@ DATA_SHAPES = {
     "coriolis": ("nv", "nv"), "gram": ("nv", "nv"), "eig_work": ("nv", "nv"),
     "blocks": ("blocks",), "block_grams": ("blocks",), "householder": (2, "nv"),
     "iterates": (6, "nb"),
+    "shifted": ("nb", 6), "spans": ("nb", 6, 6), "factor": (6, 6), "basis": ("nb", 6),
+    "core_rows": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
 }
 
