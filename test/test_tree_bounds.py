@@ -130,12 +130,12 @@ def test_certified_norm_is_an_upper_bound():
         sigma = np.concatenate(([30.0, 30.0 * (1 - 1e-3)], rng.uniform(0, 2, n - 2)))
         G = U @ np.diag(sigma) @ W.T
         X = W[:, :2].T + 0.3 * rng.standard_normal((2, n))
-        value = certified_top_singular_value(G, X, np.zeros((4, n)))
+        value = certified_top_singular_value(G, X, np.zeros((4 + n, n)))
         exact = np.linalg.norm(G, 2)
         assert exact <= value <= exact * (1 + 1e-13), (n, value, exact)
         flat = U @ W.T  # every singular value 1: no pair to find
-        assert certified_top_singular_value(flat, rng.standard_normal((2, n)), np.zeros((4, n))) == -1.0
-    assert certified_top_singular_value(np.zeros((5, 5)), np.eye(2, 5), np.zeros((4, 5))) == 0.0
+        assert certified_top_singular_value(flat, rng.standard_normal((2, n)), np.zeros((4 + n, n))) == -1.0
+    assert certified_top_singular_value(np.zeros((5, 5)), np.eye(2, 5), np.zeros((9, 5))) == 0.0
 
 
 @pytest.mark.parametrize("distance", [1e2, 1e4])

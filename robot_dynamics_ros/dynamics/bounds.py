@@ -123,7 +123,7 @@ def base_slice_norms(model, data, blocks):
     (``eigen.largest_singular_value``). Cost: 4 n^2 per step, 3 slices.
     """
     n = model.group_size[0]
-    X, work = data.iterates[:2], data.iterates[2:6]
+    X, work = data.iterates[:2], data.iterates[2:]
     total = 0.0
     for k in range(3, BASE_BODIES):
         G = blocks[k * n * n:(k + 1) * n * n].reshape((n, n))
