@@ -15,6 +15,7 @@ from numba import njit
 
 from .calls import run
 from .christoffel import christoffel_symbols, dense_layout
+from .cores import shifted_spans, slice_core
 from .crba import mass_matrix
 from .errors import StateError
 from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
@@ -122,7 +123,7 @@ def base_slice_norms(model, data, blocks):
     (``eigen.largest_singular_value``). Cost: 4 n^2 per step, 3 slices.
     """
     n = model.group_size[0]
-    X, work = data.iterates[:2], data.iterates[2:6]
+    X, work = data.iterates[:2], data.iterates[2:]
     total = 0.0
     for k in range(3, BASE_BODIES):
         G = blocks[k * n * n:(k + 1) * n * n].reshape((n, n))
@@ -137,40 +138,16 @@ def base_slice_norms(model, data, blocks):
 
 
 @njit(cache=True, nogil=True)
-def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
-    """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
-    kc_global_lower (0 here: the caller sets them), from the slices of
-    Gamma as blocks (``christoffel.christoffel_tree``), C and M.
-
-    ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
-    ``||Gamma_k||_2`` the largest singular value of its block alone, of
-    size ``m_k = depth(k) + |subtree(k)|`` (``slices``): the Gram matrices
-    ``Gamma_k^T Gamma_k`` of the blocks of one size are built and reduced
-    to tridiagonal form in lockstep (``eigen.tridiagonalize``), then their
-    largest eigenvalues found. A floating base's six slices are related to
-    every joint, so dense, and get ``base_slice_norms``. Groups of fewer
-    than ``LOCKSTEP_FROM`` slices, ``||C||_2`` and the extreme eigenvalues
-    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
-    A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
-    gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
-    sizes. Cost: about 2 m_k^3 per slice and 4 n^3, plus 60 n^2 for a floating
-    base's slices: O(n^4) for a serial chain as before; for a tree, whose
-    slices are small but for those of joints near the root, far less
-    (a humanoid's are 12-23 of its 35-61 coordinates).
-    """
-    n = qd.shape[0]
-    if dense_layout(model):
-        # a chain's blocks are the dense Gamma, and the n + 2 matrices in
-        # lockstep are faster at its sizes: the bounds as before issue 21
-        bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
-        return
+def group_slice_norms(model, data, blocks):
+    """``sum_k ||Gamma_k||_2^2`` over a fixed-base tree's slices, each the
+    largest singular value of its block: the Gram matrices of the blocks of
+    one size built and reduced to tridiagonal form in lockstep
+    (``eigen.tridiagonalize``), groups of fewer than ``LOCKSTEP_FROM`` one
+    by one (``eigen.tridiagonalize_one``). NaN when a Gram matrix overflows.
+    Cost: about 2 m_k^3 per slice."""
     grams = data.block_grams
     total = 0.0
-    first = 0
-    if is_floating(model):
-        total = base_slice_norms(model, data, blocks)
-        first = 1
-    for g in range(first, model.group_size.shape[0]):
+    for g in range(model.group_size.shape[0]):
         m, count, offset = model.group_size[g], model.group_count[g], model.group_offset[g]
         size = m * m * count
         block = blocks[offset:offset + size].reshape((m, m, count))
@@ -183,8 +160,7 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
                         one[r, c] = block[r, c, s]
                 gram_one(one, gram)
                 if not all_finite(gram):
-                    out[:] = np.nan  # too large to square: an overflow, not a bound
-                    return
+                    return np.nan  # too large to square: an overflow, not a bound
                 tridiagonalize_one(gram, data.householder)
                 total += max(0.0, largest_eigenvalue(gram, 0.0))
             continue
@@ -197,11 +173,75 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
                     for s in range(count):
                         gram[r, c, s] += block[i, r, s] * block[i, c, s]
         if not lower_triangles_finite(gram):
-            out[:] = np.nan  # too large to square: an overflow, not a bound
-            return
+            return np.nan
         tridiagonalize(gram)
         for s in range(count):
             total += max(0.0, largest_eigenvalue(gram[:, :, s], 0.0))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def core_slice_norms(model, data, blocks):
+    """``sum_k ||Gamma_k||_2^2`` over a floating tree's slices but the base's,
+    each the largest singular value of its core (``cores``: the block of size
+    ``m_k = depth(k) + |subtree(k)|`` made ``6 + |subtree(k)| - 1``), one at a
+    time: the core's Gram matrix, its reduction to tridiagonal form
+    (``eigen.tridiagonalize_one``) and largest eigenvalue. NaN when a Gram
+    matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per slice for its
+    core's size c_k, and ``12 m_k depth(k)`` to make the core.
+    """
+    shifted_spans(model, data)
+    total = 0.0
+    for k in range(BASE_BODIES, model.parent.shape[0]):
+        c = slice_core(model, data, blocks, k, data.eig_work)
+        if c < 0:  # no core smaller than the block: the block itself
+            m = model.slice_row[k]  # a floating base's blocks are m x m, C-contiguous
+            one = blocks[model.slice_start[k]:model.slice_start[k] + m * m].reshape((m, m))
+            c = m
+        else:
+            one = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
+        gram = data.gram.reshape(-1)[:c * c].reshape((c, c))
+        gram_one(one, gram)
+        if not all_finite(gram):
+            return np.nan
+        tridiagonalize_one(gram, data.householder)
+        total += max(0.0, largest_eigenvalue(gram, 0.0))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+    """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
+    kc_global_lower (0 here: the caller sets them), from the slices of
+    Gamma as blocks (``christoffel.christoffel_tree``), C and M.
+
+    ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
+    ``||Gamma_k||_2`` the largest singular value of its block alone, of
+    size ``m_k = depth(k) + |subtree(k)|`` (``slices``): a fixed base's by
+    ``group_slice_norms``; a floating base's six slices, related to every
+    joint, by ``base_slice_norms``, and its others through their smaller
+    cores (``core_slice_norms``). ``||C||_2`` and the extreme eigenvalues
+    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
+    A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
+    gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
+    sizes. Cost: about 2 m_k^3 per slice (1.5 c_k^3 for a core of size
+    c_k = 5 + |subtree(k)|) and 4 n^3, plus 60 n^2 for a floating base's
+    slices: O(n^4) for a serial chain as before; for a tree, whose slices
+    are small but for those of joints near the root, far less.
+    """
+    n = qd.shape[0]
+    if dense_layout(model):
+        # a chain's blocks are the dense Gamma, and the n + 2 matrices in
+        # lockstep are faster at its sizes: the bounds as before issue 21
+        bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
+        return
+    if is_floating(model):
+        total = base_slice_norms(model, data, blocks) + core_slice_norms(model, data, blocks)
+    else:
+        total = group_slice_norms(model, data, blocks)
+    if not np.isfinite(total):
+        out[:] = np.nan  # too large to square: an overflow, not a bound
+        return
     kc = np.sqrt(total)
     speed = 0.0
     for k in range(n):

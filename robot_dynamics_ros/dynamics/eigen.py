@@ -95,54 +95,63 @@ def tridiagonalize_one(A, scratch):
     either order). ``scratch`` (2, n): v and w. Cost: n^3 multiply-adds.
     """
     n = A.shape[0]
-    v, w = scratch[0], scratch[1]
     for k in range(n - 2):
+        # every inner loop runs from 0 over views of the trailing block: a loop
+        # from k + 1 keeps numba's negative-index wraparound in its indices,
+        # which stops LLVM from vectorizing it (2-3x slower at n = 35-61)
+        m = n - k - 1
+        x = A[k, k + 1:]  # column k below the diagonal, as row k (symmetric)
+        v, w = scratch[0, k + 1:], scratch[1, k + 1:]
         squares = 0.0
-        for i in range(k + 1, n):
-            squares += A[i, k] * A[i, k]
+        for i in range(m):
+            squares += x[i] * x[i]
         norm = np.sqrt(squares)
-        x1 = A[k + 1, k]
+        x1 = x[0]
         alpha = -norm if x1 > 0.0 else norm
         # v = (x - alpha e_1) / ||x - alpha e_1||, as in ``tridiagonalize``
         inverse = 1.0 / np.sqrt(2.0 * (squares - alpha * x1)) if squares > 0.0 else 0.0
-        v[k + 1] = (x1 - alpha) * inverse
-        for i in range(k + 2, n):
-            v[i] = A[i, k] * inverse
-        for j in range(k + 1, n):
+        for i in range(m):
+            v[i] = x[i] * inverse
+        v[0] = (x1 - alpha) * inverse
+        for j in range(m):
             w[j] = 0.0
-        for i in range(k + 1, n):
+        for i in range(m):
             vi = v[i]
-            row = A[i]
-            for j in range(k + 1, n):
+            row = A[k + 1 + i, k + 1:]
+            for j in range(m):
                 w[j] += row[j] * vi
         vav = 0.0
-        for i in range(k + 1, n):
+        for i in range(m):
             vav += v[i] * w[i]
-        for i in range(k + 1, n):
+        for i in range(m):
             w[i] -= vav * v[i]  # w = A22 v - (v^T A22 v) v
-        for i in range(k + 1, n):
+        for i in range(m):
             vi2, wi2 = 2.0 * v[i], 2.0 * w[i]
-            row = A[i]
-            for j in range(k + 1, n):
+            row = A[k + 1 + i, k + 1:]
+            for j in range(m):
                 row[j] -= vi2 * w[j] + wi2 * v[j]
         A[k + 1, k] = alpha
+        A[k, k + 1] = alpha
 
 
 @njit(cache=True, nogil=True)
 def gram_one(X, gram):
-    """gram (m, m) = X^T X for X (m, m) C-contiguous, both triangles, as
-    rank-one updates along rows (vectorized, ``tridiagonalize_one``); each
-    entry summed over the rows of X in order. Cost: m^3."""
+    """gram (m, m) = X^T X for X (m, m) C-contiguous, both triangles: the
+    lower one row by row, ``gram[r, :r + 1] += X[i, r] X[i, :r + 1]`` over the
+    rows i of X in order (vectorized: every loop from 0, ``tridiagonalize_one``),
+    then mirrored. Cost: m^3 / 2."""
     m = X.shape[0]
-    gram[:] = 0.0
-    for i in range(m):
-        xi = X[i]
-        for r in range(m):
-            a = xi[r]
+    for r in range(m):
+        for c in range(r + 1):
+            gram[r, c] = 0.0
+        for i in range(m):
+            a = X[i, r]
             if a != 0.0:
-                row = gram[r]
-                for c in range(m):
-                    row[c] += a * xi[c]
+                for c in range(r + 1):
+                    gram[r, c] += a * X[i, c]
+    for r in range(m):
+        for c in range(r):
+            gram[c, r] = gram[r, c]
 
 
 @njit(cache=True, nogil=True)

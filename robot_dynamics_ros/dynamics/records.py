@@ -41,7 +41,10 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # time. The slices of Gamma as blocks (``slices``), and their Gram matrices;
 # the n x n matrices of the bounds (n = nv), C's Gram matrix in gram and M
 # in eig_work (``bounds.tree_bound_values``), the Householder vectors of one
-# reduction (``eigen.tridiagonalize_one``), a floating base's iteration vectors,
+# reduction (``eigen.tridiagonalize_one``), a floating base's iteration vectors
+# and a transposed slice (``subspace``),
+# the motion subspaces about the base, their sums along the tree, a Cholesky
+# factor and the rows of a slice's core (``cores``),
 # and the n + 2 matrices of the dense bounds from a whole Gamma
 # (``bounds.bound_values``).
 DATA_SHAPES = {
@@ -54,7 +57,9 @@ DATA_SHAPES = {
     "B": (6, 6), "I6": (6, 6),
     "coriolis": ("nv", "nv"), "gram": ("nv", "nv"), "eig_work": ("nv", "nv"),
     "blocks": ("blocks",), "block_grams": ("blocks",), "householder": (2, "nv"),
-    "iterates": (6, "nb"),
+    "iterates": ("nb+6", "nb"),
+    "shifted": ("nb", 6), "spans": ("nb", 6, 6), "factor": (6, 6), "basis": ("nb", 6),
+    "core_rows": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
 }
 
@@ -149,7 +154,7 @@ def new_data(record, nb, nv, blocks, dtype):
     """A ``Data`` for the ``ModelRecord`` ``record`` (its field ``model``),
     with zeroed work arrays for nb bodies, nv joints of q and the blocks of
     Gamma's slices (``slices.SliceLayout.total`` numbers)."""
-    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "blocks": blocks}
+    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "nb+6": nb + 6, "blocks": blocks}
     fields = {"model": record}
     fields.update({name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
                    for name, shape in DATA_SHAPES.items()})

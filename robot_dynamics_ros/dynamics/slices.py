@@ -65,10 +65,11 @@ def slice_layout(parent, base_bodies=0):
     A fixed-base tree that is nearly a chain (``DENSE_FROM``) gets every
     slice over all joints: the dense tensor. The slices of a floating
     base's ``base_bodies`` bodies (related to every
-    joint) make group 0 on their own, slot k for body k, stored one after
-    the other rather than side by side: their norms are found one by one
-    (``bounds.base_slice_norms``). The others are grouped
-    by size, largest first.
+    joint) make group 0 on their own, slot k for body k; the others are
+    grouped by size, largest first. A fixed base's groups are stored side
+    by side (``(m, m, count)``, for ``eigen.tridiagonalize`` in lockstep); a
+    floating base's slices one after the other, each C-contiguous, in body
+    order (their cores are found one by one, ``cores``).
     """
     nb = len(parent)
     members = related_sets(parent)
@@ -93,11 +94,13 @@ def slice_layout(parent, base_bodies=0):
     col = group_count[slice_group]
     row = group_size[slice_group] * col
     start = group_offset[slice_group] + slice_slot
-    base = np.arange(nb) < base_bodies
-    # the base's slices one after the other, each an n x n C-contiguous matrix
-    col[base] = 1
-    row[base] = nb
-    start[base] = slice_slot[base] * nb * nb
+    if base_bodies:
+        # a floating base's slices one after the other, in body order, each an
+        # m_k x m_k C-contiguous matrix: their norms are found one by one
+        # (``bounds.base_slice_norms``, ``cores``)
+        col[:] = 1
+        row[:] = sizes
+        start[:] = np.concatenate(([0], np.cumsum(sizes ** 2)[:-1]))
     total = int(np.sum(group_size ** 2 * group_count))
     dense = len(group_size) == 1 and group_size[0] == nb and not base_bodies
     return SliceLayout(local, start, row, col, group_size, group_count, group_offset,

@@ -71,33 +71,50 @@ def certified_top_singular_value(G, X, work):
     another way).
 
     ``X`` (2, n): the start, two vectors spanning a plane near the top
-    right singular pair, overwritten; ``work`` (4, n) scratch.
+    right singular pair, overwritten; ``work`` (4 + n, n) scratch, its last
+    n rows for G's transpose, so that both products with G run along rows
+    (``G X`` as sums of G's columns: vectorized, where dot products along
+    G's rows wait on each other).
     """
     n = G.shape[0]
-    Y, Z = work[0:2], work[2:4]
-    frobenius = 0.0
+    Y, Z, GT = work[0:2], work[2:4], work[4:4 + n]
+    squares = Z[0]  # the squares of G's columns, before the iteration needs Z
+    for j in range(n):
+        squares[j] = 0.0
     for i in range(n):
         for j in range(n):
-            frobenius += G[i, j] * G[i, j]
+            g = G[i, j]
+            GT[j, i] = g
+            squares[j] += g * g
+    frobenius = 0.0
+    for j in range(n):
+        frobenius += squares[j]
     if frobenius == 0.0:
         return 0.0
     if not _orthonormalize(X):
         return -1.0
     for _ in range(STEPS):
-        # Y = G X, Z = G^T Y = A X (rows of Y, Z: the two vectors)
-        for r in range(2):
+        # Y = G X, Z = G^T Y = A X (rows of Y, Z: the two vectors), both
+        # vectors in one pass over G
+        Y0, Y1, Z0, Z1 = Y[0], Y[1], Z[0], Z[1]
+        for i in range(n):
+            Y0[i] = 0.0
+            Y1[i] = 0.0
+        for j in range(n):
+            x0, x1 = X[0, j], X[1, j]
             for i in range(n):
-                acc = 0.0
-                for j in range(n):
-                    acc += G[i, j] * X[r, j]
-                Y[r, i] = acc
-        for r in range(2):
+                g = GT[j, i]
+                Y0[i] += g * x0
+                Y1[i] += g * x1
+        for j in range(n):
+            Z0[j] = 0.0
+            Z1[j] = 0.0
+        for i in range(n):
+            y0, y1 = Y0[i], Y1[i]
             for j in range(n):
-                Z[r, j] = 0.0
-            for i in range(n):
-                y = Y[r, i]
-                for j in range(n):
-                    Z[r, j] += G[i, j] * y
+                g = G[i, j]
+                Z0[j] += g * y0
+                Z1[j] += g * y1
         t00 = t01 = t11 = 0.0
         for i in range(n):
             t00 += Y[0, i] * Y[0, i]

@@ -161,7 +161,10 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
 
     ``christoffel`` and ``mass``: Gamma(q) and M(q) when the caller has them
     already, so they are not computed twice; the same numbers as without
-    them. Cost: ``all_terms(..., christoffel=False)``'s bounds, Gamma's
+    them. A given Gamma is taken to be this model's at q: its symbols of
+    unrelated joints are read as zero, and a floating tree's slices are
+    normed through their cores (``cores``), which assumes the structure
+    Gamma(q) has. Cost: ``all_terms(..., christoffel=False)``'s bounds, Gamma's
     slices over related joints (``bounds.tree_bound_values``), O(n^3) more
     to take them out of a given Gamma; a ``mimic="reduce"`` model's reduced
     Gamma has no tree to follow and gets n + 2 eigenproblems of n x n
