@@ -24,9 +24,12 @@ import yaml
 try:
     import ros2cli  # noqa: F401
 except ImportError as error:
-    reason = (f"ros2 command lines not run: ros2cli is not importable ({error}); install the wheels "
-              "as .ci/run does: pip install --no-deps ../shared/wheels/*.whl, then "
-              "pip install -c requirements/constraints.txt -r requirements/launch.txt")
+    # ros2cli has no wheel on PyPI: a ROS installation, or wheels built from source
+    reason = (f"ros2 command lines not run: ros2cli is not importable ({error}); to run them, "
+              "source a ROS 2 Jazzy installation, or install the wheels of launch, launch_ros "
+              f"and ros2cli built from source: {sys.executable} -m pip install --no-deps "
+              "../shared/wheels/*.whl -c requirements/constraints.txt "
+              "-r requirements/launch.txt (what .ci/run does)")
     warnings.warn(reason)
     pytest.skip(reason, allow_module_level=True)
 
