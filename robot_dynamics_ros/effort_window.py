@@ -4,7 +4,7 @@ joint states with efforts, and the payload estimated from it.
 The node adds each joint state it processes that carries efforts
 (``EffortWindow.add``: a copy into preallocated rings, no allocation on the
 hot path). The service asks ``identify`` for the last ``seconds``: the joint
-states whose efforts are all finite (as the replay keeps them), then the same
+states whose q, qd and efforts are all finite (as the replay keeps them), then the same
 Savitzky-Golay accelerations and the same estimator as
 ``robot_dynamics_replay --identify-payload``, so the same data give the same
 estimate. ``payload_to_apply`` turns an estimate into the
@@ -65,7 +65,9 @@ def identify(model, window: EffortWindow, link: str, seconds: float,
     """The payload on ``link`` estimated from the window's last ``seconds``
     (0: all it holds); ValueError (with the reason) when it cannot give one."""
     stamps, q, qd, effort = window.latest(seconds)
-    finite = np.isfinite(effort).all(axis=1)
+    # the node adds a joint state before its dynamics refuse a NaN q or qd:
+    # such a one is left out here, as it is of the outputs
+    finite = np.isfinite(effort).all(axis=1) & np.isfinite(q).all(axis=1) & np.isfinite(qd).all(axis=1)
     stamps, q, qd, effort = stamps[finite], q[finite], qd[finite], effort[finite]
     if len(stamps) < differentiator.window:
         span = f"in the last {seconds:g} s" if seconds > 0 else "held"

@@ -81,6 +81,11 @@ class IdentifyPayloadServer:
         except ValueError as error:
             response.message = f"no estimate: {error}"
             return response
+        # anything else is a bug on some data: answered, and the service
+        # thread goes on (an exception would end its executor's spin)
+        except Exception as error:  # noqa: BLE001
+            response.message = f"no estimate: {type(error).__name__}: {error}"
+            return response
         fill_response(response, estimate)
         if request.apply:
             response.applied, note = self._apply(estimate)

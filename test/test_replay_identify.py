@@ -149,6 +149,11 @@ def test_node_window_gives_the_replays_estimate(exciting_bag, bare_replay):
                        msg.position[take], msg.velocity[take], msg.effort[take])
     live = identify(model, window, truth["link"], seconds=3600.0)
     np.testing.assert_allclose(live.phi, offline.phi, rtol=1e-9, atol=1e-12)
+    # a joint state the node refused (NaN position) leaves the estimate as it was
+    last = window.latest(0.0)
+    window.add(int(last[0][-1]) + 2_000_000, np.full(model.nv, np.nan), last[2][-1], last[3][-1])
+    again = identify(model, window, truth["link"], seconds=3600.0)
+    np.testing.assert_allclose(again.phi, offline.phi, rtol=1e-9, atol=1e-12)
     link, mass, com, inertia = payload_to_apply(live)
     assert link == truth["link"] and abs(mass - truth["mass"]) <= 0.02 * truth["mass"]
 
