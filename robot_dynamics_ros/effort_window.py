@@ -42,11 +42,6 @@ class EffortWindow:
             self.q[i], self.qd[i], self.effort[i] = q, qd, effort
             self.count += 1
 
-    def clear(self) -> None:
-        """Forget every sample (the node calls this when a new description is served)."""
-        with self._lock:
-            self.count = 0
-
     def latest(self, seconds: float) -> Tuple[np.ndarray, ...]:
         """(stamps, q, qd, effort) of the joint states of the last ``seconds``
         (by stamp; 0 or less: all held), in stamp order."""
