@@ -55,6 +55,9 @@ class IdentifyPayloadServer:
         self._executor = SingleThreadedExecutor(context=node.context)
         self._executor.add_node(self._node)
         self._stop = threading.Event()
+        # stop() wakes the executor with it: a spin with a timeout would wake
+        # ten times a second and ask for the GIL while the node computes
+        self._wake = self._node.create_guard_condition(lambda: None)
         self._thread = threading.Thread(target=self._spin, name="identify_payload", daemon=True)
         self._thread.start()
 
@@ -63,13 +66,14 @@ class IdentifyPayloadServer:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self._niceness)
         try:
             while not self._stop.is_set() and self._node.context.ok():
-                self._executor.spin_once(timeout_sec=0.1)
+                self._executor.spin_once()
         except ExternalShutdownException:
             pass
 
     def stop(self, timeout: float = 2.0):
         """Stop serving; an identification under way is abandoned with its daemon thread."""
         self._stop.set()
+        self._wake.trigger()
         self._thread.join(timeout)
         self._executor.shutdown(timeout_sec=0.1)
         self._node.destroy_node()
