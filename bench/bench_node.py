@@ -22,10 +22,15 @@ A, B, C, ...), so that the machine's load falls on all alike:
   (``kc_refinement.time_budget``), beside ``state`` (neither): what a
   certificate spares the control loop.
 
-Reported per configuration: end-to-end latency, joint state published ->
-its last output received (``~/gravity_torques``, which every revision
-publishes last, after ``~/state`` or the arrays; the peer subscribes to it
-alone in every configuration), p50 and p99; the node's compute time p99
+The peer subscribes to what a controller of each revision reads for M, C,
+g and the bounds, so that DDS delivers (and the node serializes and sends)
+what a controller costs it: ``~/state`` alone from this checkout; the
+baseline's four topics ``~/mass_matrix``, ``~/coriolis_matrix``,
+``~/coriolis_bounds`` and ``~/gravity_torques``. Reported per configuration:
+end-to-end latency, joint state published -> the controller has its
+outputs (``~/state`` received; the baseline's ``~/gravity_torques``, which
+it publishes last, after the three unstamped arrays that cannot be paired
+by stamp), p50 and p99; the node's compute time p99
 (callback start to outputs serialized, median over its 1 s diagnostics
 windows) and mean; joint states without output.
 """
@@ -78,9 +83,13 @@ class Stream(threading.Thread):
 ROOT_LINK = [""]
 
 
+BASELINE_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "gravity_torques")
+
+
 def one_round(config, options, path, names, floating, baseline, results):
-    # the same subscription in every configuration, so the peer's own load is alike
-    peer = harness.Peer("bench_peer", outputs=("gravity_torques",))
+    # what a controller of the revision subscribes to; the last of it to arrive is stamped
+    topics = BASELINE_TOPICS if config == "baseline" else ("state",)
+    peer = harness.Peer("bench_peer", outputs=topics)
     log = Path(tempfile.mkdtemp(prefix="bench_node_")) / "node.log"
     args = ["-p", f"urdf_file:={path}"]
     if floating:
@@ -111,13 +120,14 @@ def one_round(config, options, path, names, floating, baseline, results):
         peer.close()
     sent = stream.sent_at
     out = results[config]
-    for arrived, msg in peer.received["gravity_torques"]:
+    last = topics[-1]
+    for arrived, msg in peer.received[last]:
         key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         if key in sent:
             out["latency"].append(arrived - sent[key])
     out["sent"].append(len(sent))
     out["answered"].append(len({(m.header.stamp.sec, m.header.stamp.nanosec)
-                                for _, m in peer.received["gravity_torques"]}))
+                                for _, m in peer.received[last]}))
     for msg in peer.messages("diagnostics", first_report)[:last_report - first_report]:
         for status in msg.status:
             values = {kv.key: kv.value for kv in status.values}
