@@ -12,9 +12,10 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from .calls import run
-from .christoffel import christoffel_symbols, dense_layout
+from .christoffel import christoffel_symbols, dense_record
 from .cores import shifted_spans, slice_core
 from .crba import mass_matrix
 from .errors import StateError
@@ -23,7 +24,7 @@ from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_
 from .finite import all_finite
 from .kc.constant import gram_matrices, kc_of_reduced
 from .kc.search import set_global_constants
-from .kinematics import is_floating
+from .kinematics import floating_record
 from .model import BASE_BODIES
 from .state import configuration_array, joint_array, raise_failure
 from .subspace import certified_top_singular_value
@@ -209,11 +210,11 @@ def core_slice_norms(model, data, blocks):
     return total
 
 
-@njit(cache=True, nogil=True)
 def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
     kc_global_lower (0 here: the caller sets them), from the slices of
-    Gamma as blocks (``christoffel.christoffel_tree``), C and M.
+    Gamma as blocks (``christoffel.christoffel_tree``), C and M; called from
+    compiled kernels only.
 
     ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
     ``||Gamma_k||_2`` the largest singular value of its block alone, of
@@ -228,20 +229,47 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     c_k = 5 + |subtree(k)|) and 4 n^3, plus 60 n^2 for a floating base's
     slices: O(n^4) for a serial chain as before; for a tree, whose slices
     are small but for those of joints near the root, far less.
+
+    Which of the three is chosen from the model record's type when the
+    calling kernel is compiled (``_tree_bound_values``), so a kernel compiles
+    only its own: a branch on ``dense_layout`` or ``is_floating`` is dropped
+    from the machine code but its callees are compiled all the same (a
+    fixed-base chain's ``all_terms`` compiled the floating tree's slice norms
+    too, a quarter of its compile time).
     """
+    raise TypeError("tree_bound_values is called from compiled kernels only")
+
+
+@overload(tree_bound_values)
+def _tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+    if dense_record(model):
+        return _chain_bound_values
+    if floating_record(model):
+        return _floating_bound_values
+    return _fixed_tree_bound_values
+
+
+def _chain_bound_values(model, data, blocks, coriolis, mass, qd, out):
     n = qd.shape[0]
-    if dense_layout(model):
-        # a chain's blocks are the dense Gamma, and the n + 2 matrices in
-        # lockstep are faster at its sizes: the bounds as before issue 21
-        bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
-        return
-    if is_floating(model):
-        total = base_slice_norms(model, data, blocks) + core_slice_norms(model, data, blocks)
-    else:
-        total = group_slice_norms(model, data, blocks)
+    bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
+
+
+def _floating_bound_values(model, data, blocks, coriolis, mass, qd, out):
+    total = base_slice_norms(model, data, blocks) + core_slice_norms(model, data, blocks)
+    _slice_bound_values(data, total, coriolis, mass, qd, out)
+
+
+def _fixed_tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+    _slice_bound_values(data, group_slice_norms(model, data, blocks), coriolis, mass, qd, out)
+
+
+@njit(cache=True, nogil=True)
+def _slice_bound_values(data, total, coriolis, mass, qd, out):
+    """``tree_bound_values`` of a tree from ``total = sum_k ||Gamma_k||_2^2``."""
     if not np.isfinite(total):
         out[:] = np.nan  # too large to square: an overflow, not a bound
         return
+    n = qd.shape[0]
     kc = np.sqrt(total)
     speed = 0.0
     for k in range(n):
@@ -263,7 +291,6 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     out[3] = kc * np.sqrt(speed)
     out[4] = smallest_eigenvalue(work)
     out[5] = largest_eigenvalue(work, -np.inf)
-
 
 
 @njit(cache=True, nogil=True)

@@ -99,11 +99,16 @@ def dense_layout(model):
     return model.dense_slices is not None
 
 
+def dense_record(model_type) -> bool:
+    """``dense_layout`` of a model record's numba type, when a kernel is compiled."""
+    return not isinstance(model_type.field_dict["dense_slices"], types.NoneType)
+
+
 @overload(dense_layout, inline="always")
 def _dense_layout(model):
     # a constant of the record's type, as ``kinematics.is_floating``: a
     # chain's kernels index Gamma directly, without the layout's look-ups
-    value = not isinstance(model.field_dict["dense_slices"], types.NoneType)
+    value = dense_record(model)
     return lambda model: value
 
 

@@ -20,12 +20,17 @@ def is_floating(model):
     return model.floating is not None
 
 
+def floating_record(model_type) -> bool:
+    """``is_floating`` of a model record's numba type, when a kernel is compiled."""
+    return not isinstance(model_type.field_dict["floating"], types.NoneType)
+
+
 @overload(is_floating, inline="always")
 def _is_floating(model):
     # A constant of the record's type: the compiler drops the floating-base
     # branches of a fixed-base kernel, which then runs the fixed-base code
     # alone (a runtime flag cost 5-12% on the 1-2 us M and g of a 7-joint arm).
-    value = not isinstance(model.field_dict["floating"], types.NoneType)
+    value = floating_record(model)
     return lambda model: value
 
 
