@@ -76,7 +76,8 @@ INTRODUCTION = """\
   {units}
   ||C||    ||C(q, qd)||_2 under its bounds k_c(q) ||qd|| and K_c ||qd||
   payload  the payload of the model these numbers come from (DynamicsState.model_revision
-           names it in ~/model; a line is printed when the node reports, once a second)
+           names it in ~/model; a line is printed at the first outputs, then when the node
+           reports, once a second)
 {swap} the demo sets, on /{node}, through its parameter service
 (SetParametersAtomically, as `ros2 param set` uses SetParameters):
   {payload}
@@ -137,6 +138,12 @@ class Monitor(Node):
         self._state = msg
         # The output carries its joint state's stamp: now - stamp is the latency.
         self._latencies.append(time.time() - (msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec))
+        if self._swap_at is None:  # the first outputs: the table starts with them
+            print(self._header(), flush=True)
+            self._first_output = time.monotonic()
+            t = self._elapsed()
+            self._swap_at = t + (self._duration / 2 if self._duration else SWAP_AFTER_FIRST_OUTPUT)
+            self._print_outputs(t)
 
     def _on_model(self, msg: DynamicsModel):
         self._payloads[msg.revision] = ";".join(
@@ -160,10 +167,6 @@ class Monitor(Node):
         t = self._elapsed()
         if self._state is None:
             print(f"{t:5.1f}  waiting for {self._waiting_for()}", flush=True)
-        elif self._swap_at is None:
-            print(self._header(), flush=True)
-            self._first_output = time.monotonic()
-            self._swap_at = t + (self._duration / 2 if self._duration else SWAP_AFTER_FIRST_OUTPUT)
         elif self._swap_at <= t:
             self._swap_at = float("inf")
             self._set_payload()

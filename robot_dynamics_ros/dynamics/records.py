@@ -88,10 +88,22 @@ structref.define_proxy(ModelRecord, ModelRecordType, list(MODEL_FIELDS))
 structref.define_proxy(Data, DataType, ["model", *DATA_SHAPES])
 
 
+# The constructors, compiled once per machine: numba's own (``ModelRecord(...)``
+# from Python) is compiled in every process, 2-4 s of a warm start.
+@numba.njit(cache=True)
+def _new_model_record(*fields):
+    return ModelRecord(*fields)
+
+
+@numba.njit(cache=True)
+def _new_data(*fields):
+    return Data(*fields)
+
+
 def _record(proxy, fields):
     if numba.config.DISABLE_JIT:
         return SimpleNamespace(**fields)
-    return proxy(*fields.values())
+    return (_new_model_record if proxy is ModelRecord else _new_data)(*fields.values())
 
 
 def model_record(model, dtype):
