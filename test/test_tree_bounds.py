@@ -5,10 +5,13 @@ tree; the floating base's zero slices against Pinocchio; the certified norm
 of the base's slices against LAPACK. bench/diag_tree_bounds.py runs the same
 comparison on 1,000 configurations of each humanoid.
 """
+import textwrap
+
 import numpy as np
 import pytest
 
-from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, random_urdf, rel_err
+from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio, random_urdf, rel_err,
+                    worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import (BOUNDS_FIELDS, all_terms, christoffel_symbols, load_urdf,
                                         mass_matrix)
@@ -61,6 +64,41 @@ def test_bounds_without_gamma_match_lapack(name):
         got = dict(zip(BOUNDS_FIELDS, terms.coriolis_bounds))
         errors = {field: rel_err(got[field], value) for field, value in want.items()}
         assert max(errors.values()) < 1e-12, errors
+
+
+# The three routes of bounds.tree_bound_values (chain, fixed tree, floating
+# tree) are chosen when a kernel compiles; without the compiler its Python
+# body chooses, and each must still give the bounds.
+_NOJIT_SCRIPT = textwrap.dedent("""
+    from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, rel_err
+    from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, all_terms, load_urdf
+    worst = 0.0
+    rng = np.random.default_rng(9)
+    for name, base in (("ur5_robot", "fixed"), ("solo12", "fixed"), ("solo12", "floating")):
+        urdf = example_robot_urdf(name)
+        model = load_urdf(urdf, base=base)
+        oracle = PinocchioOracle(load_pinocchio(urdf, free_flyer=base == "floating"), model.joint_names)
+        joints = rng.uniform(-1.5, 1.5, len(model.joint_names))
+        quaternion = rng.standard_normal(4)
+        q = (np.concatenate((rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion), joints))
+             if model.floating else joints)
+        v = rng.uniform(-2, 2, model.nv)
+        got = dict(zip(BOUNDS_FIELDS, all_terms(model, q, v, christoffel=False).coriolis_bounds))
+        gamma = oracle.christoffel_symbols(q)
+        eig = np.linalg.eigvalsh(oracle.mass_matrix(q))
+        want = {"coriolis_norm": np.linalg.norm(oracle.coriolis_matrix(q, v), 2),
+                "kc_config": np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(model.nv))),
+                "m_eig_min": eig[0], "m_eig_max": eig[-1]}
+        worst = max([worst] + [rel_err(got[field], value) for field, value in want.items()])
+    print("WORST", worst)
+""")
+
+
+def test_bounds_without_jit():
+    """A chain's, a fixed tree's and a floating tree's bounds with
+    NUMBA_DISABLE_JIT=1, against LAPACK on Pinocchio's Gamma, C and M."""
+    worst = worst_error_without_jit(_NOJIT_SCRIPT)
+    assert worst < 1e-12, f"without JIT: worst relative error {worst}"
 
 
 @pytest.mark.parametrize("name", ["solo12-floating", "tree12"])

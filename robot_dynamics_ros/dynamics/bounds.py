@@ -15,7 +15,7 @@ from numba import njit
 from numba.extending import overload
 
 from .calls import run
-from .christoffel import christoffel_symbols, dense_record
+from .christoffel import christoffel_symbols, dense_layout, dense_record
 from .cores import shifted_spans, slice_core
 from .crba import mass_matrix
 from .errors import StateError
@@ -24,7 +24,7 @@ from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_
 from .finite import all_finite
 from .kc.constant import gram_matrices, kc_of_reduced
 from .kc.search import set_global_constants
-from .kinematics import floating_record
+from .kinematics import floating_record, is_floating
 from .model import BASE_BODIES
 from .state import configuration_array, joint_array, raise_failure
 from .subspace import certified_top_singular_value
@@ -213,8 +213,7 @@ def core_slice_norms(model, data, blocks):
 def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
     kc_global_lower (0 here: the caller sets them), from the slices of
-    Gamma as blocks (``christoffel.christoffel_tree``), C and M; called from
-    compiled kernels only.
+    Gamma as blocks (``christoffel.christoffel_tree``), C and M.
 
     ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
     ``||Gamma_k||_2`` the largest singular value of its block alone, of
@@ -235,9 +234,15 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     only its own: a branch on ``dense_layout`` or ``is_floating`` is dropped
     from the machine code but its callees are compiled all the same (a
     fixed-base chain's ``all_terms`` compiled the floating tree's slice norms
-    too, a quarter of its compile time).
+    too, a quarter of its compile time). With ``NUMBA_DISABLE_JIT=1`` this
+    body makes the same choice at run time.
     """
-    raise TypeError("tree_bound_values is called from compiled kernels only")
+    if dense_layout(model):
+        _chain_bound_values(model, data, blocks, coriolis, mass, qd, out)
+    elif is_floating(model):
+        _floating_bound_values(model, data, blocks, coriolis, mass, qd, out)
+    else:
+        _fixed_tree_bound_values(model, data, blocks, coriolis, mass, qd, out)
 
 
 @overload(tree_bound_values)
