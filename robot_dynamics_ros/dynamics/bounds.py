@@ -232,10 +232,9 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     Which of the three is chosen from the model record's type when the
     calling kernel is compiled (``_tree_bound_values``), so a kernel compiles
     only its own: a branch on ``dense_layout`` or ``is_floating`` is dropped
-    from the machine code but its callees are compiled all the same (a
-    fixed-base chain's ``all_terms`` compiled the floating tree's slice norms
-    too, a quarter of its compile time). With ``NUMBA_DISABLE_JIT=1`` this
-    body makes the same choice at run time.
+    from the machine code but its callees are compiled all the same
+    (docs/benchmarks.md, "Where a first start's time goes"). With
+    ``NUMBA_DISABLE_JIT=1`` this body makes the same choice at run time.
     """
     if dense_layout(model):
         _chain_bound_values(model, data, blocks, coriolis, mass, qd, out)

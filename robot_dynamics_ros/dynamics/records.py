@@ -89,7 +89,7 @@ structref.define_proxy(Data, DataType, ["model", *DATA_SHAPES])
 
 
 # The constructors, compiled once per machine: numba's own (``ModelRecord(...)``
-# from Python) is compiled in every process, 2-4 s of a warm start.
+# from Python) cannot be cached and is compiled again in every process.
 @numba.njit(cache=True)
 def _new_model_record(*fields):
     return ModelRecord(*fields)
