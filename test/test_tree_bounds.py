@@ -46,6 +46,18 @@ def _state(model, rng):
     return q, rng.uniform(-2, 2, model.nv)
 
 
+def bound_errors(bounds, oracle, q, v) -> dict:
+    """Relative error of each field of a BOUNDS_FIELDS vector against LAPACK
+    on Pinocchio's Gamma (nv calls of C(q, e_k)), C and M."""
+    gamma = oracle.christoffel_symbols(q)
+    kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(len(v))))
+    eig = np.linalg.eigvalsh(oracle.mass_matrix(q))
+    want = {"coriolis_norm": np.linalg.norm(oracle.coriolis_matrix(q, v), 2), "kc_config": kc,
+            "coriolis_bound": kc * np.linalg.norm(v), "m_eig_min": eig[0], "m_eig_max": eig[-1]}
+    got = dict(zip(BOUNDS_FIELDS, bounds))
+    return {field: rel_err(got[field], value) for field, value in want.items()}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bounds_without_gamma_match_lapack(name):
     """Every field of all_terms(christoffel=False) from LAPACK on Pinocchio's
@@ -56,13 +68,7 @@ def test_bounds_without_gamma_match_lapack(name):
         q, v = _state(model, rng)
         terms = all_terms(model, q, v, christoffel=False)
         assert terms.christoffel_symbols is None
-        gamma = oracle.christoffel_symbols(q)
-        kc = np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(model.nv)))
-        eig = np.linalg.eigvalsh(oracle.mass_matrix(q))
-        want = {"coriolis_norm": np.linalg.norm(oracle.coriolis_matrix(q, v), 2), "kc_config": kc,
-                "coriolis_bound": kc * np.linalg.norm(v), "m_eig_min": eig[0], "m_eig_max": eig[-1]}
-        got = dict(zip(BOUNDS_FIELDS, terms.coriolis_bounds))
-        errors = {field: rel_err(got[field], value) for field, value in want.items()}
+        errors = bound_errors(terms.coriolis_bounds, oracle, q, v)
         assert max(errors.values()) < 1e-12, errors
 
 
@@ -70,26 +76,15 @@ def test_bounds_without_gamma_match_lapack(name):
 # tree) are chosen when a kernel compiles; without the compiler its Python
 # body chooses, and each must still give the bounds.
 _NOJIT_SCRIPT = textwrap.dedent("""
-    from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, rel_err
-    from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, all_terms, load_urdf
+    from test_tree_bounds import _case, _state, bound_errors
+    from robot_dynamics_ros.dynamics import all_terms
     worst = 0.0
     rng = np.random.default_rng(9)
-    for name, base in (("ur5_robot", "fixed"), ("solo12", "fixed"), ("solo12", "floating")):
-        urdf = example_robot_urdf(name)
-        model = load_urdf(urdf, base=base)
-        oracle = PinocchioOracle(load_pinocchio(urdf, free_flyer=base == "floating"), model.joint_names)
-        joints = rng.uniform(-1.5, 1.5, len(model.joint_names))
-        quaternion = rng.standard_normal(4)
-        q = (np.concatenate((rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion), joints))
-             if model.floating else joints)
-        v = rng.uniform(-2, 2, model.nv)
-        got = dict(zip(BOUNDS_FIELDS, all_terms(model, q, v, christoffel=False).coriolis_bounds))
-        gamma = oracle.christoffel_symbols(q)
-        eig = np.linalg.eigvalsh(oracle.mass_matrix(q))
-        want = {"coriolis_norm": np.linalg.norm(oracle.coriolis_matrix(q, v), 2),
-                "kc_config": np.sqrt(sum(np.linalg.norm(gamma[:, :, k], 2) ** 2 for k in range(model.nv))),
-                "m_eig_min": eig[0], "m_eig_max": eig[-1]}
-        worst = max([worst] + [rel_err(got[field], value) for field, value in want.items()])
+    for name in ("panda", "solo12", "solo12-floating"):
+        model, oracle = _case(name)
+        q, v = _state(model, rng)
+        errors = bound_errors(all_terms(model, q, v, christoffel=False).coriolis_bounds, oracle, q, v)
+        worst = max([worst, *errors.values()])
     print("WORST", worst)
 """)
 
