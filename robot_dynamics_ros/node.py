@@ -299,10 +299,10 @@ class DynamicsNode(Node):
             # A full collection walks every object the libraries made (20 ms
             # here), long enough for the joint_states queue to overflow: once
             # the first model is served, what exists lives as long as the
-            # process, so collections skip it from then on. Only once: a
+            # process, so collections skip it from then on (the service has
+            # just collected, so no garbage is frozen with it). Only once: a
             # freeze after every swap also froze the replaced models, whose
             # reference cycles then were never collected (55 kB per swap).
-            gc.collect()
             gc.freeze()
             self._gc_frozen = True
         if not live.certificate:

@@ -4,9 +4,11 @@ Outputs are checked against Pinocchio; the threading contract with a
 ``prepare`` that the test holds until it lets go, so that "the builder is
 busy" is a state the test controls instead of a race it hopes for.
 """
+import gc
 import math
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -207,3 +209,32 @@ def test_payload_invalid_for_a_new_description_is_dropped(service):
     assert service.live.served.model.name.startswith("ur5")
     assert dict(service.live.served.payloads) == {}
     assert service.refused["payload_dropped"] == 1
+
+
+def test_a_replaced_model_is_freed_at_the_swap():
+    """Issue 24 item 7: a model in use is in reference cycles (its K_c
+    refinement holds it); with the automatic collections off, the payload
+    model a swap replaced is gone once the new one is served, so a node that
+    swaps every few seconds for days holds one model, not a pile of them."""
+    service = ModelService(parameters=DEFAULTS)
+    service.start()
+    try:
+        service.request_description("test", puma_urdf)
+        wait_until(lambda: service.live is not None and not service.update_pending)
+        service.set_parameters(parameters(*PAYLOAD))
+        wait_until(lambda: not service.update_pending)
+        model = service.live.served.model
+        all_terms(model, np.zeros(6), np.ones(6))  # the bounds make its refinement
+        replaced = weakref.ref(model)
+        del model
+        heavier = (LINK, 3.0) + PAYLOAD[2:]
+        gc.disable()
+        try:
+            service.set_parameters(parameters(*heavier))
+            wait_until(lambda: not service.update_pending)
+            assert replaced() is None
+            assert_serves(service.live, heavier)
+        finally:
+            gc.enable()
+    finally:
+        service.stop()
