@@ -17,8 +17,9 @@ Threading contract:
   never land on the hot path).
 - The snapshot is swapped in by one reference assignment to ``live``: a
   reader that takes ``live`` once per input gets every output from one model.
-- The snapshot it replaced is freed at once, by a collection on the builder
-  thread (``_build_loop``): memory stays flat over any number of swaps.
+- The snapshot it replaced is freed by a collection on the builder thread
+  right after the swap (at the next swap if a reader still held it then):
+  memory stays flat over any number of swaps.
 """
 
 import gc
