@@ -31,7 +31,7 @@ from .checkpoint import Checkpoint, PartState
 from .progress import Progress
 
 # largest number of boxes one unit starts from
-_BOXES_PER_UNIT = 32
+_BOXES_PER_UNIT = 256
 # seconds between snapshots of the whole state (the units since are logged one by one)
 _SNAPSHOT_EVERY = 30.0
 

@@ -4,7 +4,8 @@ certificates computed offline (docs/coriolis_constant.md).
 
 One module per job, each importing only the ones before it:
 ``constant`` (k_c at configurations), ``first_bound``, ``subtrees``,
-``boxes`` (bounds over boxes), ``search`` (the interval a model carries and
+``mixed`` (the certificate search's mixed-derivative bounds), ``boxes``
+(bounds over boxes), ``search`` (the interval a model carries and
 its refinement), ``partition`` (work units of the offline search),
 ``certificate`` (the file, its checks, finding one for a model).
 """

@@ -12,6 +12,7 @@ from numba import njit
 
 from ..calls import in_chunks
 from ..christoffel import christoffel_symbols
+from . import mixed
 from .constant import config_constant_kernel
 
 _EPS = np.finfo(float).eps
@@ -90,7 +91,7 @@ def _add_squares(coefficients, weights, squares):
 
 
 def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
-                              pace, combination=((None, 1.0),)):
+                              pace, combination=((None, 1.0),), squared_mixed=False):
     """(V, L, H): for the coordinates l, m of ``free`` and every q (the
     other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
     H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
@@ -111,7 +112,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
     once per block), by nogil kernels (``_transform_grid``): numpy's
     transforms of a large block held the GIL for up to 140 ms, which a
-    node's callbacks waited for. Rounding: each coefficient is off by at most the
+    node's callbacks waited for. ``squared_mixed`` (the offline search, every
+    coordinate revolute, Gamma itself): H_lm for l != m is also bounded
+    from the coefficients of the squared norm (``mixed``), several times
+    tighter, at seconds per pair (numpy, holding the GIL). Rounding: each coefficient is off by at most the
     samples' error plus a few eps per transform, ``entry_margin`` per
     entry, added to every ||C_alpha||_F. Cost: P evaluations of Gamma per
     block, P n^3 / 2 entries in all.
@@ -133,6 +137,11 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     for axis, (_, matrix, _) in enumerate(transforms):
         matrices[axis, :len(matrix), :len(matrix)] = matrix
     squares = np.zeros(sizes)
+    squared_mixed = squared_mixed and not np.any(prismatic) and combination == ((None, 1.0),) and len(free) > 1
+    if squared_mixed:
+        mixed_squares = mixed.new_squares(len(free))
+        halves = np.flatnonzero(j[entries] <= k[entries])  # the whole case's entries: each pair once
+        halves_weights = np.where(j[entries][halves] < k[entries][halves], 2.0, 1.0)
     q = np.tile(base, (count, 1))
     q[:, free] = grid
     for start in range(0, len(entries), block):
@@ -146,6 +155,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
                 yield
         coefficients = np.empty(values.shape, dtype=complex)
         _transform_grid(values, np.array(sizes), matrices, coefficients)
+        if squared_mixed and whole:
+            mixed.add_squares(values[:, halves], coefficients[:, halves], halves_weights, mixed_squares)
+        elif squared_mixed:
+            mixed.add_squares(values, coefficients, weights[start:start + block], mixed_squares)
         del values
         if whole:
             _pair_norms(coefficients, n, squares.reshape(-1))
@@ -169,6 +182,8 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     value = bound()
     first = np.array([bound(l) for l in range(m)])
     second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
+    if squared_mixed:
+        second = np.minimum(second, mixed.mixed_bounds(mixed_squares, n, entry_margin))
     return value * inflate, first * inflate, second * inflate
 
 

@@ -35,10 +35,11 @@ from .constant import config_coriolis_constant, value_margin
 from .partition import bound_boxes, covers_domain, prepare, searched_parts
 from .search import KcInterval, refinement_for
 
-METHOD = "dyadic boxes: exact line restrictions of Gamma + global mixed-derivative bounds"
+METHOD = ("dyadic boxes: exact line restrictions of Gamma + global mixed-derivative bounds "
+          "(the coefficients of their squared norms)")
 # bumped whenever a change to the box bounds or the first bound could
 # change what a certificate's leaves mean: older certificates are refused
-METHOD_VERSION = 1
+METHOD_VERSION = 2
 _EPS = np.finfo(float).eps
 
 

@@ -356,9 +356,10 @@ class CoriolisConstantRefinement:
         hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
         return free, prismatic, lo, hi
 
-    def box_setup(self):
+    def box_setup(self, squared_mixed=False):
         """The ``BoxSetup`` of the branch and bound, or None when its grid
         is too large (a generator: the expansions of Gamma take many steps).
+        ``squared_mixed``: the tighter mixed bounds of ``mixed`` (offline).
 
         Some coordinates are frozen at their mid-range f0 and their effect
         bounded apart (``frozen_bound``, added to every box bound): a
@@ -397,7 +398,8 @@ class CoriolisConstantRefinement:
         base[free[frozen]] = 0.5 * (lo + hi)[frozen]
         memory = 0.75 * self.memory_limit_mb * 1e6
         derivatives = yield from fourier_derivative_bounds(
-            model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin, memory, base, self._pace)
+            model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin, memory, base, self._pace,
+            squared_mixed=squared_mixed)
         frozen_bound = 0.0
         for index, varied in zip(np.flatnonzero(frozen), terms):
             expansion = (model, free[varied], prismatic[varied], lo[varied], hi[varied], entry_margin, memory, base)

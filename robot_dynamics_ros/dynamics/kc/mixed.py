@@ -1,0 +1,135 @@
+"""Bounds on the mixed second derivatives of Gamma from the Fourier
+coefficients of their squared norms, for the offline certificate search.
+
+The box bound's only global part is ``H_lp >= N(d2 Gamma/dq_l dq_p)`` over
+the whole domain (``boxes.box_bounds``, docs/coriolis_constant.md). From
+Gamma's exact expansion ``sum_alpha C_alpha e^{i alpha . q}`` (revolute
+coordinates, orders -2..2), ``boxes.fourier_derivative_bounds`` takes it as
+``sum_alpha |alpha_l alpha_p| nu(C_alpha)``: the triangle inequality over
+5^m terms, which loses every cancellation between them (3-4x above the
+sampled maximum on ur5's wrist pairs, 5-60x on panda's).
+
+Here instead: ``P(q) = ||D(q)||_F^2`` with ``D = d2 Gamma/dq_l dq_p`` is a
+trigonometric polynomial of degree <= 4 in every angle, so its values on
+the grid of 9 angles per coordinate (``2 pi j / 9``) give its Fourier
+coefficients ``A_gamma`` exactly (a 9-point DFT per axis, no aliasing), and
+``sup_q P(q) <= sum_gamma |A_gamma|``. Then ``N(D) <= ||D||_F <=
+sqrt(sum_gamma |A_gamma|)``: the coefficients of the square keep the
+cancellations (1.05-1.43x above the sampled maximum on ur5, 1.6-3.4x on
+panda; bench/diag_mixed_derivative_bounds.py).
+
+Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
+is off by at most ``entry_margin`` per entry, so D by at most ``W
+sqrt(n^3) entry_margin`` in Frobenius norm (W = sum_alpha |alpha_l
+alpha_p|), added after the square root; the grid values and the DFTs have
+relative errors of a few eps times log2(9^m) in 2-norm (Higham, "Accuracy
+and Stability of Numerical Algorithms", 2nd ed., Thm. 24.2), so the l1
+norm of the computed A is within ``9^(m/2)`` times that, relative to
+``T^2`` (T, the triangle bound in Frobenius form, bounds every grid value):
+``1e-9 T^2`` is added, a factor above 100 over that estimate for m <= 8.
+
+Cost: per pair, m products of a real 9 x 5 matrix along the axes of
+Gamma's samples (about 56 (9^m - 5^m) / 4 products per entry of Gamma),
+then one DFT of 9^m points.
+"""
+import numpy as np
+
+GRID = 9
+# the orders of the expansion's coefficients along a revolute axis (boxes._axis_transforms)
+ORDERS = np.array([0, 1, 2, -2, -1])
+# complex doubles of one axis product at a time
+_BLOCK_BYTES = 256e6
+_FFT_MARGIN = 1e-9
+# an entry whose mixed terms reach less than this share of the largest entry's is left out of a pair's grid
+_LEFT_OUT = 1e-6
+
+
+def mixed_pairs(m):
+    """The pairs (l, p), l < p, of m coordinates, in the order of the squares."""
+    return [(l, p) for l in range(m) for p in range(l + 1, m)]
+
+
+def _axis_matrix(derivatives):
+    """(9, 5), real: the ``derivatives``-th derivative at q = 2 pi j / 9 of
+    the trigonometric interpolant of degree 2 through samples at 2 pi s / 5
+    (the DFT of ``boxes._axis_transforms``, then the expansion's terms; real
+    data have a real interpolant, so the imaginary part is rounding)."""
+    samples = 2.0 * np.pi * np.arange(5) / 5
+    angles = 2.0 * np.pi * np.arange(GRID) / GRID
+    transform = np.exp(-1j * np.outer(ORDERS, samples)) / 5
+    return (np.exp(1j * np.outer(angles, ORDERS)) * (1j * ORDERS) ** derivatives @ transform).real
+
+
+def new_squares(m):
+    """Zeroed accumulators for ``add_squares``: the grids of ``P`` of every
+    pair of ``mixed_pairs(m)``, the squared Frobenius norms of the
+    coefficients (for the triangle bound) and, per pair, the bound on the
+    squared norm of the entries left out."""
+    pairs = len(mixed_pairs(m))
+    return np.zeros((pairs,) + (GRID,) * m), np.zeros((5,) * m), np.zeros(pairs)
+
+
+def _pair_factor(m, l, p):
+    """(5,) * m: |alpha_l alpha_p| for every term of the expansion."""
+    factor = np.ones((5,) * m)
+    for axis in (l, p):
+        shape = [1] * m
+        shape[axis] = 5
+        factor = factor * np.abs(ORDERS).reshape(shape).astype(float)
+    return factor
+
+
+def add_squares(samples, coefficients, weights, squares):
+    """Adds one block of Gamma's entries to ``squares`` (``new_squares``):
+    ``P_lp(grid) += sum_e weights[e] |d2 Gamma_e/dq_l dq_p (grid)|^2`` and the
+    coefficients' own squared Frobenius norms.
+
+    ``samples`` (5^m, E): E entries of Gamma on the tensor grid of 5 angles
+    per coordinate (C order), ``coefficients`` (5^m, E) their expansion
+    (``boxes._transform_grid``); ``weights`` (E,): how often each entry
+    counts (Gamma[i, j, k] = Gamma[i, k, j]). An entry that hardly depends
+    on both coordinates of a pair (on a chain, half of panda's: an entry
+    depends on the joints below its rows and columns only) is left out of
+    that pair's grid: ``|D_e| <= t_e = sum_alpha |alpha_l alpha_p|
+    |c_e,alpha|`` everywhere, and ``weights[e] t_e^2`` is added to the
+    pair's third accumulator instead (the entries are disjoint, so the
+    squared norms add)."""
+    pair_squares, frobenius, left_out = squares
+    m = frobenius.ndim
+    step = max(1, int(_BLOCK_BYTES // (8 * GRID ** m)))
+    plain, derivative = _axis_matrix(0), _axis_matrix(1)
+    magnitudes = np.abs(coefficients)
+    frobenius += ((magnitudes * magnitudes) @ weights).reshape(frobenius.shape)
+    for index, (l, p) in enumerate(mixed_pairs(m)):
+        reach = _pair_factor(m, l, p).reshape(-1) @ magnitudes
+        kept = reach > _LEFT_OUT * reach.max()
+        left_out[index] += float(weights[~kept] @ (reach[~kept] * reach[~kept]))
+        chosen, w = samples[:, kept], weights[kept]
+        for start in range(0, chosen.shape[1], step):
+            values = chosen[:, start:start + step]
+            # axis by axis in C order, (grid so far, 5, the rest) -> (grid so
+            # far, 9, the rest): stacked products, no transposed copies
+            for axis in range(m):
+                matrix = derivative if axis in (l, p) else plain
+                values = np.matmul(matrix, values.reshape(GRID ** axis, 5, -1))
+            values = values.reshape((GRID,) * m + (-1,))
+            pair_squares[index] += (values * values) @ w[start:start + step]
+
+
+def mixed_bounds(squares, n, entry_margin):
+    """(m, m): ``H_lp >= N(d2 Gamma/dq_l dq_p)`` for every q (module
+    docstring) from the accumulated ``squares``; the diagonal is inf (not
+    computed here)."""
+    pair_squares, frobenius, left_out = squares
+    m = frobenius.ndim
+    norms = np.sqrt(frobenius)
+    bounds = np.full((m, m), np.inf)
+    for index, (l, p) in enumerate(mixed_pairs(m)):
+        factor = _pair_factor(m, l, p)
+        triangle = float((factor * norms).sum())
+        coefficients = np.fft.fftn(pair_squares[index]) / GRID ** m
+        total = (float(np.abs(coefficients).sum()) + left_out[index]) * (1.0 + 1e-12) \
+            + _FFT_MARGIN * triangle * triangle
+        error = float(factor.sum()) * np.sqrt(n ** 3) * entry_margin
+        bounds[l, p] = bounds[p, l] = np.sqrt(total) + error
+    return bounds
