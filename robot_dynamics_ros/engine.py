@@ -33,8 +33,13 @@ def local_cluster(workers: int) -> "distributed.LocalCluster":  # noqa: F821
     healthy: no log lines below ERROR, and its HTTP server (and dashboard,
     when bokeh is installed) on a free port: with ``dashboard_address=None``
     the scheduler still takes port 8787 and warns when another cluster (a
-    second fleet, a certificate search) holds it."""
+    second fleet, a certificate search) holds it. The workers' statistical
+    profiler (a look at the worker thread's stack every 10 ms, for the
+    dashboard) is off: it cost the certificate search 9% of its boxes
+    (docs/benchmarks.md)."""
+    import dask
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                        silence_logs=logging.ERROR)
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                            silence_logs=logging.ERROR)
