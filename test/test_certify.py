@@ -215,7 +215,6 @@ def test_a_floating_base_keeps_its_first_bound_and_verifies(engine, tmp_path):
 
 
 @pytest.mark.parametrize("arguments, needle", [
-    (["x.urdf", "--payload-range", "tool", "3", "0", "0.1", "0", "0.1", "0", "0.1"], "not supported yet"),
     (["--verify", "only-one.json"], "--verify CERT URDF"),
     (["missing.urdf"], "missing.urdf"),
 ])

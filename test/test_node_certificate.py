@@ -5,7 +5,8 @@ local Dask cluster, a loose gap so that it takes seconds) into a directory;
 the node gets the directory as ``kc_certificate``. Its first DynamicsState
 must carry the certificate's interval exactly and ``~/model`` name the
 certificate; a payload swap makes another model, which no certificate
-covers: its revision is served with its own first bound.
+covers: its revision is served with its own first bound. A range
+certificate (``--payload-range``) serves every payload swap inside it.
 """
 
 import json
@@ -94,3 +95,55 @@ def test_replay_serves_the_certificate_to_every_message(certified, tmp_path):
     assert replay_main([str(source), str(tmp_path / "refused"), "--kc-certificate", str(other),
                         "--quiet"]) == 1
     assert not (tmp_path / "refused").exists()
+
+
+def test_a_payload_swap_inside_a_certified_range_is_served_the_ranges_bound(tmp_path):
+    """A range certificate (``--payload-range``, a 4-joint chain, 28 small
+    searches) in the node's ``kc_certificate`` directory: without a payload
+    and with one inside the range, every revision is served the range's
+    upper end from its first output; a payload heavier than the range gets
+    its own first bound."""
+    from robots import named_urdf
+
+    urdf = tmp_path / "chain.urdf"
+    urdf.write_text(named_urdf("chain-31-4"))
+    folder = tmp_path / "certificates"
+    folder.mkdir()
+    output = folder / "chain-range.kc.json"
+    run = subprocess.run([sys.executable, "-m", "robot_dynamics_ros.certify.cli", str(urdf), "--payload-range",
+                          "l7_317", "2", "-0.05", "0.05", "-0.02", "0.04", "0", "0.1", "--gap", "1.5",
+                          "--workers", "1", "--quiet", "-o", str(output)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(output.read_text())
+    model = load_urdf(urdf)
+    names = list(model.joint_names)
+    harness.isolate_ros_environment()
+    peer = harness.Peer()
+    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", "-p", f"kc_certificate:={folder}",
+                               log_path=tmp_path / "node.log")
+
+    def swap(mass):
+        [result] = peer.set_parameters([
+            Parameter("payload.link", value="l7_317"), Parameter("payload.mass", value=mass),
+            Parameter("payload.com", value=[0.0, 0.01, 0.05]),
+            Parameter("payload.inertia", value=[0.001, 0.0, 0.0, 0.001, 0.0, 0.0005])], atomically=True)
+        assert result.successful, result.reason
+        peer.diagnostics(lambda v: v["payloads"] == f"l7_317:{mass:g}kg" and v["update_pending"] == "no", 60.0)
+        return peer.compute(names, np.zeros(len(names)), np.ones(len(names)))["state"]
+
+    try:
+        peer.wait_for_model(model.name, STARTUP_TIMEOUT, node)
+        first = peer.compute(names, np.zeros(len(names)), np.ones(len(names)))["state"]
+        assert first.kc_global == document["kc_global"]
+        inside = swap(1.5)
+        assert inside.model_revision > first.model_revision and inside.kc_global == document["kc_global"]
+        served = [m for m in peer.messages("model") if m.revision == inside.model_revision][-1]
+        assert (served.kc_source, served.kc_certificate) == ("certificate", str(output))
+        assert 0.0 < inside.kc_global_lower <= inside.kc_global
+        heavy = swap(3.0)
+        served = [m for m in peer.messages("model") if m.revision == heavy.model_revision][-1]
+        assert (served.kc_source, served.kc_certificate) == ("first_bound", "")
+    finally:
+        node.stop()
+        peer.close()

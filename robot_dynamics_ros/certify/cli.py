@@ -2,7 +2,8 @@
 distributed engine, or ``--verify`` of one (docs/coriolis_constant.md,
 "Certificates").
 
-    robot_dynamics_certify URDF [--base auto|fixed|floating] [--gap G]
+    robot_dynamics_certify URDF [--base auto|fixed|floating]
+        [--payload-range LINK MASS_MAX XMIN XMAX YMIN YMAX ZMIN ZMAX] [--gap G]
         [--time-budget S] [--workers N | --scheduler ADDRESS]
         [--checkpoint DIR] [-o CERT]
     robot_dynamics_certify --verify CERT URDF [--base ...]
@@ -22,8 +23,10 @@ from pathlib import Path
 
 from ..dynamics import DynamicsError, load_urdf
 from ..dynamics.kc.certificate import CertificateError, verify, write_certificate
+from ..dynamics.kc.payload_range import payload_range
 from .engine import start_client
 from .progress import Progress
+from .ranges import certify_range
 from .search import CheckpointMismatch, certify
 
 
@@ -52,7 +55,9 @@ def parser():
     p.add_argument("--base", choices=("auto", "fixed", "floating"), default="auto")
     p.add_argument("--payload-range", nargs=8,
                    metavar=("LINK", "MASS_MAX", "XMIN", "XMAX", "YMIN", "YMAX", "ZMIN", "ZMAX"),
-                   help="not supported yet: certificates cover the model as described")
+                   help="cover every payload on LINK of mass <= MASS_MAX whose matter lies in the box "
+                   "(link frame, metres): 28 searches, one per vertex of a polytope around the range, "
+                   "their certificates beside CERT")
     p.add_argument("--gap", type=_gap, default=1.05, help="stop at upper / lower <= G (default 1.05)")
     p.add_argument("--time-budget", type=_positive, default=math.inf, help="stop after S seconds of search")
     engine = p.add_mutually_exclusive_group()
@@ -69,9 +74,6 @@ def parser():
 
 def main(argv=None):
     options = parser().parse_args(argv)
-    if options.payload_range:
-        print("robot_dynamics_certify: --payload-range is not supported yet", file=sys.stderr)
-        return 2
     if options.verify:
         if len(options.paths) != 2:
             print("robot_dynamics_certify: --verify CERT URDF", file=sys.stderr)
@@ -100,13 +102,26 @@ def main(argv=None):
         print(f"{certificate}: holds for {urdf}: K_c in [{result.lower!r}, {result.upper!r}] "
               f"(checked in {time.monotonic() - start:.1f} s)")
         return 0
+    payload = None
+    if options.payload_range:
+        link, *numbers = options.payload_range
+        try:
+            mass_max, xmin, xmax, ymin, ymax, zmin, zmax = map(float, numbers)
+            payload = payload_range(model, link, mass_max, (xmin, ymin, zmin), (xmax, ymax, zmax))
+        except (ValueError, DynamicsError) as exc:
+            print(f"robot_dynamics_certify: --payload-range: {exc}", file=sys.stderr)
+            return 2
     output = Path(options.output or Path(urdf).name.removesuffix(".urdf") + ".kc.json")
     checkpoint = Path(options.checkpoint) if options.checkpoint else output.with_name(output.name + ".checkpoint")
     client, cluster, workers = start_client(options.workers, options.scheduler)
+    search = dict(gap=options.gap, time_budget=options.time_budget, client=client, workers=workers,
+                  checkpoint_dir=checkpoint, unit_seconds=options.unit_seconds,
+                  progress=Progress(quiet=options.quiet))
     try:
-        document, leaves = certify(model, gap=options.gap, time_budget=options.time_budget, client=client,
-                                   workers=workers, checkpoint_dir=checkpoint, unit_seconds=options.unit_seconds,
-                                   progress=Progress(quiet=options.quiet))
+        if payload is None:
+            document, leaves = certify(model, **search)
+        else:
+            document, leaves = certify_range(model, payload, output, **search), {}
     except CheckpointMismatch as exc:
         print(f"robot_dynamics_certify: {exc}", file=sys.stderr)
         return 2

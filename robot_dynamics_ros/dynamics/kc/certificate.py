@@ -15,7 +15,8 @@ refused with the reason before any of that.
 
 The JSON document's keys (docs/design.md, Executables): ``kc_global``,
 ``kc_global_lower``, ``witness_q``, ``model_hash``, ``payload_range``
-(null), ``method``, ``method_version``, ``seconds``, and ``model_name``,
+(null; or link, mass_max, low, high, with ``vertices`` and
+``witness_payload``: ``verify_range``), ``method``, ``method_version``, ``seconds``, and ``model_name``,
 ``joint_names``, ``gap``, ``work`` (boxes bounded, units, worker seconds),
 ``parts`` (per part: ``coordinates``, ``kind`` (``boxes``,
 ``first_bound`` or ``constant``), ``upper``, ``lower``, ``witness``,
@@ -33,6 +34,7 @@ import numpy as np
 
 from .constant import config_coriolis_constant, value_margin
 from .partition import bound_boxes, covers_domain, prepare, searched_parts
+from .payload_range import PayloadRange, covers, vertex_model, vertices
 from .search import KcInterval, refinement_for
 
 METHOD = ("dyadic boxes: exact line restrictions of Gamma + global mixed-derivative bounds "
@@ -106,14 +108,14 @@ def write_certificate(path, document, leaves):
     temporary = store.with_name(store.name + ".tmp.npz")
     np.savez_compressed(temporary, **arrays)
     os.replace(temporary, store)
-    document = dict(document, leaves_file=store.name, leaves_sha256=_sha256(store))
+    document = dict(document, leaves_file=store.name, leaves_sha256=file_sha256(store))
     text = path.with_name(path.name + ".tmp")
     text.write_text(json.dumps(document, indent=1) + "\n")
     os.replace(text, path)
     return document
 
 
-def _sha256(path):
+def file_sha256(path):
     digest = hashlib.sha256()
     with open(path, "rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
@@ -137,8 +139,10 @@ def read_document(path):
 
 def check_matches(document, model, path="certificate"):
     """``CertificateError`` unless the document was made for ``model`` (its
-    hash) with this method version and covers no payload range (ranges are
-    not supported yet)."""
+    hash) with this method version; for a payload range, ``model`` is the
+    model without a payload on the range's link (``range_base``)."""
+    if document["payload_range"] is not None:
+        model = range_base(model, document["payload_range"]["link"], path)
     if document["model_hash"] != model_hash(model):
         raise CertificateError(
             f"{path}: made for another model (model_hash {document['model_hash'][:12]}..., "
@@ -147,8 +151,73 @@ def check_matches(document, model, path="certificate"):
     if document["method_version"] != METHOD_VERSION:
         raise CertificateError(f"{path}: method version {document['method_version']}, this package checks "
                                f"version {METHOD_VERSION}: compute it again")
-    if document["payload_range"] is not None:
-        raise CertificateError(f"{path}: covers a payload range, which this package does not serve")
+
+
+def range_base(model, link, path="certificate"):
+    """``model`` without its payload on ``link`` (a range certificate's model)."""
+    if link not in model.link_frames:
+        raise CertificateError(f"{path}: its payload range is on link '{link}', which model '{model.name}' lacks")
+    if link not in model.payloads:
+        return model
+    return model.with_payload(link, 0.0, np.zeros(3), np.zeros((3, 3)))
+
+
+def _range_of(document, path):
+    """The document's ``PayloadRange``, checked."""
+    given = document["payload_range"]
+    try:
+        return PayloadRange(given["link"], float(given["mass_max"]), tuple(map(float, given["low"])),
+                            tuple(map(float, given["high"])))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CertificateError(f"{path}: its payload_range cannot be read ({exc})") from None
+
+
+def covered_payload(document, model, path="certificate"):
+    """Whether ``model``'s payload on the range's link (none counts) lies in
+    the document's payload range (``payload_range.covers``)."""
+    payload = _range_of(document, path)
+    if payload.link not in model.payloads:
+        return True
+    mass, com, inertia = model.payloads[payload.link]
+    return covers(payload, mass, com, inertia)
+
+
+def verify_range(path, model, document, parallel=True):
+    """``verify`` of a payload-range certificate: every vertex's own
+    certificate verified against the vertex's model rebuilt from the range
+    (so a changed range, base model or vertex is refused), the largest of
+    their upper ends at most ``kc_global``, and ``kc_global_lower`` at most
+    the largest lower end of the physical vertices (point masses at the
+    box's corners, no payload)."""
+    payload = _range_of(document, path)
+    base = range_base(model, payload.link, path)
+    expected = vertices(payload)
+    stated = document.get("vertices") or []
+    if len(stated) != len(expected):
+        raise CertificateError(f"{path}: {len(stated)} vertices, its payload range has {len(expected)}")
+    uppers, lowers = [], []
+    for number, (vertex, entry) in enumerate(zip(expected, stated)):
+        if (entry["mass"], tuple(entry["com"]), tuple(entry["variance"])) != (vertex.mass, vertex.com,
+                                                                              vertex.variance):
+            raise CertificateError(f"{path}: vertex {number} is not a vertex of its payload range "
+                                   f"{document['payload_range']}")
+        sub = Path(path).with_name(entry["certificate"])
+        if not sub.exists() or file_sha256(sub) != entry["sha256"]:
+            raise CertificateError(f"{path}: vertex {number}'s certificate {sub} is missing or was changed")
+        try:
+            result = verify(sub, vertex_model(base, payload, vertex), parallel=parallel)
+        except CertificateError as exc:
+            raise CertificateError(f"{path}: vertex {number}: {exc}") from None
+        uppers.append(result.upper)
+        if vertex.physical:
+            lowers.append(result.lower)
+    kc_global, lower = float(document["kc_global"]), float(document["kc_global_lower"])
+    if not max(uppers) <= kc_global:
+        raise CertificateError(f"{path}: kc_global {kc_global!r} is below its vertices' {max(uppers)!r}")
+    if not lower <= max(lowers):
+        raise CertificateError(f"{path}: kc_global_lower {lower!r} is above its physical vertices' "
+                               f"{max(lowers)!r}")
+    return KcCertificate(lower, kc_global, np.asarray(document["witness_q"], dtype=float), Path(path), document)
 
 
 def verify(path, model, *, parallel=True):
@@ -158,10 +227,12 @@ def verify(path, model, *, parallel=True):
     which bounded every box it halved too) and the parts' expansions."""
     document = read_document(path)
     check_matches(document, model, path)
+    if document["payload_range"] is not None:
+        return verify_range(path, model, document, parallel)
     store = Path(path).with_name(document["leaves_file"])
     if not store.exists():
         raise CertificateError(f"{path}: its leaves {store} are missing")
-    if _sha256(store) != document["leaves_sha256"]:
+    if file_sha256(store) != document["leaves_sha256"]:
         raise CertificateError(f"{path}: its leaves {store} were changed after it was made (SHA-256 differs)")
     leaves = np.load(store)
     parts = searched_parts(model)
@@ -225,28 +296,37 @@ def certificate_for(model, location):
     for ``*.json`` certificates whose ``model_hash`` is the model's (the
     newest such file wins). A file made for another model raises
     ``CertificateError`` with the reason; a directory without a match gives
-    None. The document's bounds are taken as they are stored (reading them
+    None. A payload-range certificate matches the model without its payload
+    on the range's link, and serves it when that payload is in the range
+    (``covered_payload``; else None), with ``kc_global`` as the upper end
+    and k_c at ``witness_q`` as the lower end. The document's bounds are taken as they are stored (reading them
     costs milliseconds): ``verify`` is the full re-check, run where the
     certificate is made or installed (``robot_dynamics_certify --verify``).
     """
     location = Path(location)
-    wanted = model_hash(model)
     if location.is_dir():
         found = []
         for candidate in location.glob("*.json"):
             try:
                 document = read_document(candidate)
+                check_matches(document, model, candidate)
             except CertificateError:
                 continue
-            if document["model_hash"] == wanted:
+            if document["payload_range"] is None or covered_payload(document, model, candidate):
                 found.append((candidate.stat().st_mtime, candidate, document))
         if not found:
             return None
         _, location, document = max(found, key=lambda item: item[0])
     else:
         document = read_document(location)
-    check_matches(document, model, location)
+        check_matches(document, model, location)
+        if document["payload_range"] is not None and not covered_payload(document, model, location):
+            return None
     lower, upper = float(document["kc_global_lower"]), float(document["kc_global"])
+    if document["payload_range"] is not None:
+        # the range's lower end is another payload's: this model's is k_c at the witness
+        value = config_coriolis_constant(model, np.asarray(document["witness_q"], dtype=float)[None])[0]
+        lower = float(value) if np.isfinite(value) else 0.0
     if not (np.isfinite(lower) and np.isfinite(upper) and 0.0 <= lower <= upper):
         raise CertificateError(f"{location}: its interval [{lower}, {upper}] is no interval")
     return KcCertificate(lower, upper, np.asarray(document["witness_q"], dtype=float), location, document)
