@@ -21,12 +21,15 @@ panda; bench/diag_mixed_derivative_bounds.py).
 Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
 is off by at most ``entry_margin`` per entry, so D by at most ``W
 sqrt(n^3) entry_margin`` in Frobenius norm (W = sum_alpha |alpha_l
-alpha_p|), added after the square root; the grid values and the DFTs have
-relative errors of a few eps times log2(9^m) in 2-norm (Higham, "Accuracy
-and Stability of Numerical Algorithms", 2nd ed., Thm. 24.2), so the l1
-norm of the computed A is within ``9^(m/2)`` times that, relative to
-``T^2`` (T, the triangle bound in Frobenius form, bounds every grid value):
-``1e-9 T^2`` is added, a factor above 100 over that estimate for m <= 8.
+alpha_p|), added after the square root. Each grid value of D is a sum of
+5^m terms formed in m stages, off by at most about ``5 m eps T`` (T, the
+triangle bound in Frobenius form, bounds the sum of the terms' sizes), so
+each value of P by ``10 m eps T^2``; the DFT of P adds a few eps log2(9^m)
+in 2-norm (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd
+ed., Thm. 24.2), and the l1 norm of an error in A is at most ``9^(m/2)``
+times its 2-norm, which is the grid errors' root mean square. In all about
+``9^(m/2) (10 m + 5 log2(9^m)) eps T^2``: 9e-11 T^2 for m = 7, the
+largest grid the search takes (5^m <= 200,000). ``1e-8 T^2`` is added.
 
 Cost: per pair, m products of a real 9 x 5 matrix along the axes of
 Gamma's samples (about 56 (9^m - 5^m) / 4 products per entry of Gamma),
@@ -37,9 +40,9 @@ import numpy as np
 GRID = 9
 # the orders of the expansion's coefficients along a revolute axis (boxes._axis_transforms)
 ORDERS = np.array([0, 1, 2, -2, -1])
-# complex doubles of one axis product at a time
+# bytes of one block of entries on the 9^m grid (doubles)
 _BLOCK_BYTES = 256e6
-_FFT_MARGIN = 1e-9
+_FFT_MARGIN = 1e-8
 # an entry whose mixed terms reach less than this share of the largest entry's is left out of a pair's grid
 _LEFT_OUT = 1e-6
 
