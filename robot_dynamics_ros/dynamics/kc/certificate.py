@@ -16,8 +16,8 @@ refused with the reason before any of that.
 The JSON document's keys (docs/design.md, Executables): ``kc_global``,
 ``kc_global_lower``, ``witness_q``, ``model_hash``, ``payload_range``
 (null; or link, mass_max, low, high, with ``vertices`` and
-``witness_payload``: ``verify_range``), ``method``, ``method_version``, ``seconds``, and ``model_name``,
-``joint_names``, ``gap``, ``work`` (boxes bounded, units, worker seconds),
+``witness_payload``: ``verify_range``), ``method``, ``method_version``,
+``seconds``, and ``model_name``, ``joint_names``, ``gap``, ``work`` (boxes bounded, units, worker seconds),
 ``parts`` (per part: ``coordinates``, ``kind`` (``boxes``,
 ``first_bound`` or ``constant``), ``upper``, ``lower``, ``witness``,
 ``threshold``, ``boxes``), ``leaves_file``, ``leaves_sha256``.
@@ -299,8 +299,8 @@ def certificate_for(model, location):
     None. A payload-range certificate matches the model without its payload
     on the range's link, and serves it when that payload is in the range
     (``covered_payload``; else None), with ``kc_global`` as the upper end
-    and k_c at ``witness_q`` as the lower end. The document's bounds are taken as they are stored (reading them
-    costs milliseconds): ``verify`` is the full re-check, run where the
+    and k_c at ``witness_q`` as the lower end. The document's bounds are
+    taken as they are stored (reading them costs milliseconds): ``verify`` is the full re-check, run where the
     certificate is made or installed (``robot_dynamics_certify --verify``).
     """
     location = Path(location)
@@ -309,14 +309,17 @@ def certificate_for(model, location):
         for candidate in location.glob("*.json"):
             try:
                 document = read_document(candidate)
-                check_matches(document, model, candidate)
-            except CertificateError:
+                ranged = document["payload_range"] is not None
+                base = range_base(model, document["payload_range"]["link"], candidate) if ranged else model
+                if document["model_hash"] == model_hash(base) and (
+                        not ranged or covered_payload(document, model, candidate)):
+                    found.append((candidate.stat().st_mtime, candidate, document))
+            except (CertificateError, KeyError, TypeError):
                 continue
-            if document["payload_range"] is None or covered_payload(document, model, candidate):
-                found.append((candidate.stat().st_mtime, candidate, document))
         if not found:
             return None
         _, location, document = max(found, key=lambda item: item[0])
+        check_matches(document, model, location)  # a stale method version is refused with the reason
     else:
         document = read_document(location)
         check_matches(document, model, location)
