@@ -12,19 +12,12 @@ from scipy.optimize import minimize
 
 from kc_ascent import numpy_kc
 from robots import named_urdf
+from test_coriolis_constant import _finish
 from robot_dynamics_ros.dynamics import christoffel_symbols, load_urdf, puma_urdf
 from robot_dynamics_ros.dynamics.kc.mixed import mixed_pairs
 from robot_dynamics_ros.dynamics.kc.search import CoriolisConstantRefinement
 
 STEP = 1e-3
-
-
-def _finish(generator):
-    try:
-        while True:
-            next(generator)
-    except StopIteration as stop:
-        return stop.value
 
 
 def _mixed_norm(model, setup, points, l, p):
