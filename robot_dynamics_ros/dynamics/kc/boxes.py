@@ -141,8 +141,8 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     squared_mixed = squared_mixed and not np.any(prismatic) and combination == ((None, 1.0),) and len(free) > 1
     if squared_mixed:
         mixed_squares = mixed.new_squares(len(free))
-        halves = np.flatnonzero(j[entries] <= k[entries])  # the whole case's entries: each pair once
-        halves_weights = np.where(j[entries][halves] < k[entries][halves], 2.0, 1.0)
+        pair_entries = np.flatnonzero(j[entries] <= k[entries])  # the whole case's entries: each pair once
+        pair_weights = np.where(j[entries][pair_entries] < k[entries][pair_entries], 2.0, 1.0)
     q = np.tile(base, (count, 1))
     q[:, free] = grid
     for start in range(0, len(entries), block):
@@ -157,7 +157,8 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
         coefficients = np.empty(values.shape, dtype=complex)
         _transform_grid(values, np.array(sizes), matrices, coefficients)
         if squared_mixed and whole:
-            mixed.add_squares(values[:, halves], coefficients[:, halves], halves_weights, mixed_squares)
+            mixed.add_squares(values[:, pair_entries], coefficients[:, pair_entries], pair_weights,
+                              mixed_squares)
         elif squared_mixed:
             mixed.add_squares(values, coefficients, weights[start:start + block], mixed_squares)
         del values

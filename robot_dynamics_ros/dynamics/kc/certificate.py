@@ -34,7 +34,7 @@ import numpy as np
 
 from .constant import config_coriolis_constant, value_margin
 from .partition import bound_boxes, covers_domain, prepare, searched_parts
-from .payload_range import PayloadRange, covers, vertex_model, vertices
+from .payload_range import PayloadRange, covers, vertex_model, vertices, without_payload
 from .search import KcInterval, refinement_for
 
 METHOD = ("dyadic boxes: exact line restrictions of Gamma + global mixed-derivative bounds "
@@ -157,9 +157,7 @@ def range_base(model, link, path="certificate"):
     """``model`` without its payload on ``link`` (a range certificate's model)."""
     if link not in model.link_frames:
         raise CertificateError(f"{path}: its payload range is on link '{link}', which model '{model.name}' lacks")
-    if link not in model.payloads:
-        return model
-    return model.with_payload(link, 0.0, np.zeros(3), np.zeros((3, 3)))
+    return without_payload(model, link)
 
 
 def _range_of(document, path):

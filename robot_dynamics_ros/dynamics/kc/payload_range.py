@@ -81,10 +81,12 @@ def payload_range(model, link, mass_max, low, high) -> PayloadRange:
 
 def _axis_points(low, high):
     """The vertices (x, s) of the triangle around the arc (x, x^2) on [low, high]
-    (one point when the interval is one value)."""
+    as (x, s - x^2): 0 on the arc, negative at the tangents' vertex (one
+    point when the interval is one value)."""
     if low == high:
-        return [(low, low * low)]
-    return [(low, low * low), (high, high * high), (0.5 * (low + high), low * high)]
+        return [(low, 0.0)]
+    middle = 0.5 * (low + high)
+    return [(low, 0.0), (high, 0.0), (middle, low * high - middle * middle)]
 
 
 class Vertex(NamedTuple):
@@ -105,10 +107,16 @@ def vertices(payload: PayloadRange):
     per_axis = [_axis_points(lo, hi) for lo, hi in zip(payload.low, payload.high)]
     for points in itertools.product(*per_axis):
         com = tuple(x for x, _ in points)
-        variance = tuple(s - x * x if (x, s) not in ((lo, lo * lo), (hi, hi * hi)) else 0.0
-                         for (x, s), lo, hi in zip(points, payload.low, payload.high))
+        variance = tuple(v for _, v in points)
         found.append(Vertex(payload.mass_max, com, variance, all(v == 0.0 for v in variance)))
     return found
+
+
+def without_payload(model, link):
+    """``model`` without its payload on ``link`` (itself when it has none)."""
+    if link not in model.payloads:
+        return model
+    return model.with_payload(link, 0.0, np.zeros(3), np.zeros((3, 3)))
 
 
 def vertex_model(model, payload: PayloadRange, vertex: Vertex):
@@ -117,8 +125,7 @@ def vertex_model(model, payload: PayloadRange, vertex: Vertex):
     not checked for physical validity: the search needs the non-physical
     vertices too."""
     body, pose = model.link_frames[payload.link]
-    base = model.with_payload(payload.link, 0.0, np.zeros(3), np.zeros((3, 3))) \
-        if payload.link in model.payloads else model
+    base = without_payload(model, payload.link)
     if vertex.mass == 0.0 or body < 0:
         return base
     variance = np.diag(vertex.variance) * vertex.mass
