@@ -141,19 +141,29 @@ def test_losing_the_race_for_the_output_leaves_the_winner_alone(short_bag, tmp_p
     assert sorted(os.listdir(tmp_path)) == ["out", "t.csv"] and os.listdir(out) == ["metadata.yaml"]
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.1, 0.25])
-def test_sigterm_midway_leaves_nothing(short_bag, tmp_path, delay):
-    """At the first staged file (the window where one exists but is not yet
-    recorded for removal), and later while the bag, CSV and plot are written."""
-    out = tmp_path / "out"
-    process = replay_process(short_bag, out, "--csv", tmp_path / "t.csv", "--plot", tmp_path / "p.png")
-    deadline = time.monotonic() + 120
-    while not any(name.startswith(".") for name in os.listdir(tmp_path)):
-        assert process.poll() is None and time.monotonic() < deadline, "the replay never staged its outputs"
-        time.sleep(0.001)
-    time.sleep(delay)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
+@pytest.mark.parametrize("point", ["recording", "writing", "plot", "commit"])
+def test_sigterm_midway_leaves_nothing(short_bag, tmp_path, point):
+    """SIGTERM at each stage of writing the outputs (test/replay_paused.py
+    holds the replay there): while the first staged folder exists but is not
+    yet recorded for removal, while the bag and CSV are written, while the
+    plot is written, and just before the outputs move into place."""
+    outputs, marker = tmp_path / "outputs", tmp_path / "paused"
+    outputs.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "test" / "replay_paused.py"), point, str(marker), str(short_bag),
+         str(outputs / "out"), "--csv", str(outputs / "t.csv"), "--plot", str(outputs / "p.png"),
+         "--quiet", "--kc-time-budget", "0"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert process.poll() is None and time.monotonic() < deadline, \
+                f"the replay never reached {point}: {process.communicate()[1]}"
+            time.sleep(0.005)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
     assert process.returncode == 128 + signal.SIGTERM, err
-    assert "terminated" in err and "Traceback" not in err
-    assert os.listdir(tmp_path) == []
+    assert "terminated" in err and "Traceback" not in err, err
+    assert os.listdir(outputs) == []
