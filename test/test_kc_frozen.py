@@ -27,20 +27,34 @@ def _finish(generator):
             return stop.value
 
 
-@pytest.fixture
-def gripper(monkeypatch):
+def _gripper(monkeypatch, kind):
     # 2 trunk angles (joint0 is on the world) and 2 fingers of 2 joints: the
     # 6 angles' grid (15,625) is above the limit, the trunk's (25) and each
-    # finger's term (125) within it
+    # finger's term (125) within it. Prismatic: 2 one-joint fingers, frozen
+    # as leaves whatever the limit.
     monkeypatch.setattr(search, "_MAX_FOURIER_SAMPLES", 125)
-    urdf = arm_with_gripper(seed=3, arm_joints=3, fingers=2, finger_joints=2)
+    urdf = arm_with_gripper(seed=3, arm_joints=3, fingers=2, finger_joints=2 if kind == "revolute" else 1,
+                            finger_kind=kind)
     return urdf, load_urdf(urdf)
 
 
-def test_the_fingers_are_frozen_and_their_bound_holds(gripper):
-    urdf, model = gripper
-    setup = _finish(CoriolisConstantRefinement(model, memory_limit_mb=200.0).box_setup())
+@pytest.fixture
+def gripper(monkeypatch):
+    return _gripper(monkeypatch, "revolute")
+
+
+@pytest.mark.parametrize("squared_norms", [False, True], ids=["triangle", "squared-norms"])
+@pytest.mark.parametrize("kind", ["revolute", "prismatic"])
+def test_the_fingers_are_frozen_and_their_bound_holds(monkeypatch, kind, squared_norms):
+    """The frozen bound holds against random configurations and an ascent;
+    the offline search's (``squared_norms``, ``mixed``) is well below the
+    triangle inequality's."""
+    urdf, model = _gripper(monkeypatch, kind)
+    setup = _finish(CoriolisConstantRefinement(model, memory_limit_mb=200.0).box_setup(squared_norms))
     assert setup is not None
+    if squared_norms:
+        triangle = _finish(CoriolisConstantRefinement(model, memory_limit_mb=200.0).box_setup())
+        assert setup.frozen_bound <= 0.7 * triangle.frozen_bound, (setup.frozen_bound, triangle.frozen_bound)
     names = [model.joint_names[c] for c in setup.free]
     assert names == ["joint1", "joint2"]
     fingers = [model.joint_names.index(name) for name in model.joint_names if name.startswith("finger")]

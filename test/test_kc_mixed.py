@@ -41,7 +41,7 @@ def test_squared_norm_bounds_hold_and_beat_the_triangle_inequality(name):
     is above the refinement's, and some are well below it (0.6x or less)."""
     model = load_urdf(puma_urdf() if name == "puma" else named_urdf(name))
     triangle = _finish(CoriolisConstantRefinement(model).box_setup())
-    setup = _finish(CoriolisConstantRefinement(model).box_setup(squared_mixed=True))
+    setup = _finish(CoriolisConstantRefinement(model).box_setup(squared_norms=True))
     before, after = triangle.derivatives[2], setup.derivatives[2]
     assert np.all(after <= before)
     assert np.array_equal(np.diag(after), np.diag(before))

@@ -91,7 +91,7 @@ def _add_squares(coefficients, weights, squares):
 
 
 def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
-                              pace, combination=((None, 1.0),), squared_mixed=False):
+                              pace, combination=((None, 1.0),), squared_norms=False):
     """(V, L, H): for the coordinates l, m of ``free`` and every q (the
     other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
     H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
@@ -112,9 +112,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
     once per block), by nogil kernels (``_transform_grid``): numpy's
     transforms of a large block held the GIL for up to 140 ms, which a
-    node's callbacks waited for. ``squared_mixed`` (the offline search, every
-    coordinate revolute, Gamma itself): H_lm for l != m is also bounded
-    from the coefficients of the squared norm (``mixed``), several times
+    node's callbacks waited for. ``squared_norms`` (the offline search, every
+    coordinate revolute): H_lm for l != m of Gamma itself, and V of any
+    other combination (a frozen coordinate's effect), are also bounded from
+    the coefficients of their squared norms (``mixed``), several times
     tighter, for 0.5 s (ur5) to 17 s (panda) of numpy holding the GIL.
     Rounding: each coefficient is off by at most the
     samples' error plus a few eps per transform, ``entry_margin`` per
@@ -138,9 +139,11 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     for axis, (_, matrix, _) in enumerate(transforms):
         matrices[axis, :len(matrix), :len(matrix)] = matrix
     squares = np.zeros(sizes)
-    squared_mixed = squared_mixed and not np.any(prismatic) and combination == ((None, 1.0),) and len(free) > 1
-    if squared_mixed:
-        mixed_squares = mixed.new_squares(len(free))
+    gamma_itself = len(combination) == 1 and combination[0][0] is None and combination[0][1] == 1.0
+    targets = (mixed.mixed_pairs(len(free)) if gamma_itself else [()]) if len(free) else []
+    squared_norms = squared_norms and not np.any(prismatic) and len(targets) > 0
+    if squared_norms:
+        target_squares = mixed.new_squares(len(free), targets)
         pair_entries = np.flatnonzero(j[entries] <= k[entries])  # the whole case's entries: each pair once
         pair_weights = np.where(j[entries][pair_entries] < k[entries][pair_entries], 2.0, 1.0)
     q = np.tile(base, (count, 1))
@@ -156,11 +159,11 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
                 yield
         coefficients = np.empty(values.shape, dtype=complex)
         _transform_grid(values, np.array(sizes), matrices, coefficients)
-        if squared_mixed and whole:
+        if squared_norms and whole:
             mixed.add_squares(values[:, pair_entries], coefficients[:, pair_entries], pair_weights,
-                              mixed_squares)
-        elif squared_mixed:
-            mixed.add_squares(values, coefficients, weights[start:start + block], mixed_squares)
+                              target_squares)
+        elif squared_norms:
+            mixed.add_squares(values, coefficients, weights[start:start + block], target_squares)
         del values
         if whole:
             _pair_norms(coefficients, n, squares.reshape(-1))
@@ -184,8 +187,11 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     value = bound()
     first = np.array([bound(l) for l in range(m)])
     second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
-    if squared_mixed:
-        second = np.minimum(second, mixed.mixed_bounds(mixed_squares, n, entry_margin))
+    if squared_norms and gamma_itself:
+        second = np.minimum(second, mixed.mixed_bounds(target_squares, n, entry_margin))
+    elif squared_norms:
+        weight = sum(abs(w) for _, w in combination)
+        value = min(value, mixed.squared_bounds(target_squares, n, weight * entry_margin)[0])
     return value * inflate, first * inflate, second * inflate
 
 

@@ -37,8 +37,8 @@ from .partition import bound_boxes, covers_domain, prepare, searched_parts
 from .payload_range import PayloadRange, covers, vertex_model, vertices, without_payload
 from .search import KcInterval, refinement_for
 
-METHOD = ("dyadic boxes: exact line restrictions of Gamma + global mixed-derivative bounds "
-          "(the coefficients of their squared norms)")
+METHOD = ("dyadic boxes: exact line restrictions of Gamma + global bounds on the mixed derivatives "
+          "and on frozen coordinates' effect (the coefficients of their squared norms)")
 # bumped whenever a change to the box bounds or the first bound could
 # change what a certificate's leaves mean: older certificates are refused
 METHOD_VERSION = 2

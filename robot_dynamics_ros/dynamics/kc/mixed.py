@@ -1,27 +1,32 @@
-"""Bounds on the mixed second derivatives of Gamma from the Fourier
-coefficients of their squared norms, for the offline certificate search.
+"""Bounds on Gamma's mixed second derivatives, and on the effect of frozen
+coordinates, from the Fourier coefficients of their squared norms, for the
+offline certificate search.
 
-The box bound's only global part is ``H_lp >= N(d2 Gamma/dq_l dq_p)`` over
-the whole domain (``boxes.box_bounds``, docs/coriolis_constant.md). From
-Gamma's exact expansion ``sum_alpha C_alpha e^{i alpha . q}`` (revolute
-coordinates, orders -2..2), ``boxes.fourier_derivative_bounds`` takes it as
-``sum_alpha |alpha_l alpha_p| nu(C_alpha)``: the triangle inequality over
-5^m terms, which loses every cancellation between them (3-4x above the
-sampled maximum on ur5's wrist pairs, 5-60x on panda's).
+The box bound's only global parts are ``H_lp >= N(d2 Gamma/dq_l dq_p)``
+over the whole domain (``boxes.box_bounds``, docs/coriolis_constant.md) and
+the frozen coordinates' bound, ``N(F)`` for combinations ``F = sum_w w
+Gamma(q + offset)`` (``search._frozen_term``: a gripper's finger moved from
+its mid-range). From the exact expansion ``sum_alpha C_alpha e^{i alpha .
+q}`` (revolute coordinates, orders -2..2), ``boxes.fourier_derivative_bounds``
+takes them as ``sum_alpha |alpha_l alpha_p| nu(C_alpha)`` and ``sum_alpha
+nu(C_alpha)``: the triangle inequality over 5^m terms, which loses every
+cancellation between them (3-4x above the sampled maximum on ur5's wrist
+pairs, 5-60x on panda's; 70x for panda's fingers).
 
-Here instead: ``P(q) = ||D(q)||_F^2`` with ``D = d2 Gamma/dq_l dq_p`` is a
-trigonometric polynomial of degree <= 4 in every angle, so its values on
-the grid of 9 angles per coordinate (``2 pi j / 9``) give its Fourier
-coefficients ``A_gamma`` exactly (a 9-point DFT per axis, no aliasing), and
-``sup_q P(q) <= sum_gamma |A_gamma|``. Then ``N(D) <= ||D||_F <=
-sqrt(sum_gamma |A_gamma|)``: the coefficients of the square keep the
-cancellations (1.05-1.43x above the sampled maximum on ur5, 1.6-3.4x on
+Here instead: ``P(q) = ||D(q)||_F^2`` with ``D = d2 Gamma/dq_l dq_p`` (a
+*target* ``(l, p)``: the axes differentiated once each) or ``D = F`` (the
+target ``()``) is a trigonometric polynomial of degree <= 4 in every angle,
+so its values on the grid of 9 angles per coordinate (``2 pi j / 9``) give
+its Fourier coefficients ``A_gamma`` exactly (a 9-point DFT per axis, no
+aliasing), and ``sup_q P(q) <= sum_gamma |A_gamma|``. Then ``N(D) <=
+||D||_F <= sqrt(sum_gamma |A_gamma|)``: the coefficients of the square keep
+the cancellations (1.05-1.43x above the sampled maximum on ur5, 1.6-3.4x on
 panda; bench/diag_mixed_derivative_bounds.py).
 
 Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
 is off by at most ``entry_margin`` per entry, so D by at most ``W
 sqrt(n^3) entry_margin`` in Frobenius norm (W = sum_alpha |alpha_l
-alpha_p|), added after the square root. Each grid value of D is a sum of
+alpha_p|, or 5^m for a value), added after the square root. Each grid value of D is a sum of
 5^m terms formed in m stages, off by at most about ``5 m eps T`` (T, the
 triangle bound in Frobenius form, bounds the sum of the terms' sizes), so
 each value of P by ``10 m eps T^2``; the DFT of P adds a few eps log2(9^m)
@@ -31,7 +36,7 @@ times its 2-norm, which is the grid errors' root mean square. In all about
 ``9^(m/2) (10 m + 5 log2(9^m)) eps T^2``: 9e-11 T^2 for m = 7, the
 largest grid the search takes (5^m <= 200,000). ``1e-8 T^2`` is added.
 
-Cost: per pair, m products of a real 9 x 5 matrix along the axes of
+Cost: per target, m products of a real 9 x 5 matrix along the axes of
 Gamma's samples (about 56 (9^m - 5^m) / 4 products per entry of Gamma),
 then one DFT of 9^m points.
 """
@@ -48,7 +53,7 @@ _LEFT_OUT = 1e-6
 
 
 def mixed_pairs(m):
-    """The pairs (l, p), l < p, of m coordinates, in the order of the squares."""
+    """The pairs (l, p), l < p, of m coordinates: the targets of the mixed derivatives."""
     return [(l, p) for l in range(m) for p in range(l + 1, m)]
 
 
@@ -63,19 +68,20 @@ def _axis_matrix(derivatives):
     return (np.exp(1j * np.outer(angles, ORDERS)) * (1j * ORDERS) ** derivatives @ transform).real
 
 
-def new_squares(m):
-    """Zeroed accumulators for ``add_squares``: the grids of ``P`` of every
-    pair of ``mixed_pairs(m)``, the squared Frobenius norms of the
-    coefficients (for the triangle bound) and, per pair, the bound on the
-    squared norm of the entries left out."""
-    pairs = len(mixed_pairs(m))
-    return np.zeros((pairs,) + (GRID,) * m), np.zeros((5,) * m), np.zeros(pairs)
+def new_squares(m, targets):
+    """Zeroed accumulators for ``add_squares`` over m coordinates:
+    ``targets`` (module docstring: ``mixed_pairs(m)``, or ``[()]`` for the
+    value), the grids of ``P`` of every target, the squared Frobenius norms
+    of the coefficients (for the triangle bound) and, per target, the bound
+    on the squared norm of the entries left out."""
+    count = len(targets)
+    return list(targets), np.zeros((count,) + (GRID,) * m), np.zeros((5,) * m), np.zeros(count)
 
 
-def _pair_factor(m, l, p):
-    """(5,) * m: |alpha_l alpha_p| for every term of the expansion."""
+def _factor(m, axes):
+    """(5,) * m: prod over ``axes`` of |alpha_l| for every term of the expansion."""
     factor = np.ones((5,) * m)
-    for axis in (l, p):
+    for axis in axes:
         shape = [1] * m
         shape[axis] = 5
         factor = factor * np.abs(ORDERS).reshape(shape).astype(float)
@@ -83,28 +89,28 @@ def _pair_factor(m, l, p):
 
 
 def add_squares(samples, coefficients, weights, squares):
-    """Adds one block of Gamma's entries to ``squares`` (``new_squares``):
-    ``P_lp(grid) += sum_e weights[e] |d2 Gamma_e/dq_l dq_p (grid)|^2`` and the
+    """Adds one block of entries to ``squares`` (``new_squares``): for each
+    target, ``P(grid) += sum_e weights[e] |D_e(grid)|^2``, and the
     coefficients' own squared Frobenius norms.
 
-    ``samples`` (5^m, E): E entries of Gamma on the tensor grid of 5 angles
+    ``samples`` (5^m, E): E entries of Gamma (or F) on the tensor grid of 5 angles
     per coordinate (C order), ``coefficients`` (5^m, E) their expansion
     (``boxes._transform_grid``); ``weights`` (E,): how often each entry
-    counts (Gamma[i, j, k] = Gamma[i, k, j]). An entry that hardly depends
-    on both coordinates of a pair (on a chain, half of panda's: an entry
+    counts (Gamma[i, j, k] = Gamma[i, k, j]). An entry whose D is small
+    next to the largest (on a chain, half of panda's for a pair: an entry
     depends on the joints below its rows and columns only) is left out of
-    that pair's grid: ``|D_e| <= t_e = sum_alpha |alpha_l alpha_p|
+    that target's grid: ``|D_e| <= t_e = sum_alpha |alpha_l alpha_p|
     |c_e,alpha|`` everywhere, and ``weights[e] t_e^2`` is added to the
-    pair's third accumulator instead (the entries are disjoint, so the
+    target's last accumulator instead (the entries are disjoint, so the
     squared norms add)."""
-    pair_squares, frobenius, left_out = squares
+    targets, grids, frobenius, left_out = squares
     m = frobenius.ndim
     step = max(1, int(_BLOCK_BYTES // (8 * GRID ** m)))
     plain, derivative = _axis_matrix(0), _axis_matrix(1)
     magnitudes = np.abs(coefficients)
     frobenius += ((magnitudes * magnitudes) @ weights).reshape(frobenius.shape)
-    for index, (l, p) in enumerate(mixed_pairs(m)):
-        reach = _pair_factor(m, l, p).reshape(-1) @ magnitudes
+    for index, axes in enumerate(targets):
+        reach = _factor(m, axes).reshape(-1) @ magnitudes
         kept = reach > _LEFT_OUT * reach.max()
         left_out[index] += float(weights[~kept] @ (reach[~kept] * reach[~kept]))
         chosen, w = samples[:, kept], weights[kept]
@@ -113,26 +119,36 @@ def add_squares(samples, coefficients, weights, squares):
             # axis by axis in C order, (grid so far, 5, the rest) -> (grid so
             # far, 9, the rest): stacked products, no transposed copies
             for axis in range(m):
-                matrix = derivative if axis in (l, p) else plain
+                matrix = derivative if axis in axes else plain
                 values = np.matmul(matrix, values.reshape(GRID ** axis, 5, -1))
             values = values.reshape((GRID,) * m + (-1,))
-            pair_squares[index] += (values * values) @ w[start:start + step]
+            grids[index] += (values * values) @ w[start:start + step]
 
 
-def mixed_bounds(squares, n, entry_margin):
-    """(m, m): ``H_lp >= N(d2 Gamma/dq_l dq_p)`` for every q (module
-    docstring) from the accumulated ``squares``; the diagonal is inf (not
-    computed here)."""
-    pair_squares, frobenius, left_out = squares
+def squared_bounds(squares, n, entry_margin):
+    """(targets,): ``N(D) <= ||D||_F <= bound`` for every q, per target
+    (module docstring), from the accumulated ``squares``."""
+    targets, grids, frobenius, left_out = squares
     m = frobenius.ndim
     norms = np.sqrt(frobenius)
-    bounds = np.full((m, m), np.inf)
-    for index, (l, p) in enumerate(mixed_pairs(m)):
-        factor = _pair_factor(m, l, p)
+    bounds = np.empty(len(targets))
+    for index, axes in enumerate(targets):
+        factor = _factor(m, axes)
         triangle = float((factor * norms).sum())
-        coefficients = np.fft.fftn(pair_squares[index]) / GRID ** m
+        coefficients = np.fft.fftn(grids[index]) / GRID ** m
         total = (float(np.abs(coefficients).sum()) + left_out[index]) * (1.0 + 1e-12) \
             + _FFT_MARGIN * triangle * triangle
         error = float(factor.sum()) * np.sqrt(n ** 3) * entry_margin
-        bounds[l, p] = bounds[p, l] = np.sqrt(total) + error
+        bounds[index] = np.sqrt(total) + error
+    return bounds
+
+
+def mixed_bounds(squares, n, entry_margin):
+    """(m, m): ``H_lp >= N(d2 Gamma/dq_l dq_p)`` for every q from the
+    squares of the targets ``mixed_pairs(m)``; the diagonal is inf (not
+    computed here)."""
+    m = squares[2].ndim
+    bounds = np.full((m, m), np.inf)
+    for (l, p), bound in zip(squares[0], squared_bounds(squares, n, entry_margin)):
+        bounds[l, p] = bounds[p, l] = bound
     return bounds

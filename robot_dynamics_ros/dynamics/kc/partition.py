@@ -109,7 +109,7 @@ def prepare(model, memory_limit_mb=2000.0):
         return PartSetup(None, first, False)
     if len(refinement.domain()[0]) == 0:
         return PartSetup(None, first, True)
-    return PartSetup(_drain(refinement.box_setup(squared_mixed=True)), first, False)
+    return PartSetup(_drain(refinement.box_setup(squared_norms=True)), first, False)
 
 
 def box_geometry(setup, levels, index):

@@ -356,10 +356,11 @@ class CoriolisConstantRefinement:
         hi = np.where(prismatic, hi, np.minimum(hi, lo + 2.0 * np.pi))
         return free, prismatic, lo, hi
 
-    def box_setup(self, squared_mixed=False):
+    def box_setup(self, squared_norms=False):
         """The ``BoxSetup`` of the branch and bound, or None when its grid
         is too large (a generator: the expansions of Gamma take many steps).
-        ``squared_mixed``: the tighter mixed bounds of ``mixed`` (offline).
+        ``squared_norms``: the tighter bounds of ``mixed`` on the mixed
+        derivatives and the frozen coordinates' effect (offline).
 
         Some coordinates are frozen at their mid-range f0 and their effect
         bounded apart (``frozen_bound``, added to every box bound): a
@@ -399,12 +400,12 @@ class CoriolisConstantRefinement:
         memory = 0.75 * self.memory_limit_mb * 1e6
         derivatives = yield from fourier_derivative_bounds(
             model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin, memory, base, self._pace,
-            squared_mixed=squared_mixed)
+            squared_norms=squared_norms)
         frozen_bound = 0.0
         for index, varied in zip(np.flatnonzero(frozen), terms):
             expansion = (model, free[varied], prismatic[varied], lo[varied], hi[varied], entry_margin, memory, base)
             frozen_bound += yield from _frozen_term(expansion, free[index], prismatic[index],
-                                                    0.5 * (hi - lo)[index], self._pace)
+                                                    0.5 * (hi - lo)[index], self._pace, squared_norms)
         return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]),
                         base, derivatives, frozen_bound, margin, entry_margin)
 
@@ -518,7 +519,7 @@ def _on_the_trunk(parent, free):
     return related.all(axis=1)
 
 
-def _frozen_term(expansion, coordinate, prismatic, radius, pace):
+def _frozen_term(expansion, coordinate, prismatic, radius, pace, squared_norms=False):
     """A bound on N(Gamma(q with ``coordinate`` at f0 + t) - Gamma(q with it at
     f0)) for |t| <= ``radius`` and every q over the expansion's coordinates
     (a generator; ``fourier_derivative_bounds`` of ``expansion`` bounds each
@@ -531,7 +532,8 @@ def _frozen_term(expansion, coordinate, prismatic, radius, pace):
     ``Gamma(f0 + t) - Gamma(f0) = sum_{a=1,2} A_a (cos(a t) - 1) + B_a
     sin(a t)`` with A_a = 2/5 sum_j Gamma(f0 + s_j) cos(a s_j) and B_a the
     same with sin, so N <= sum_a N(A_a) (1 - cos(min(a r, pi))) + N(B_a)
-    sin(min(a r, pi / 2))."""
+    sin(min(a r, pi / 2)). ``squared_norms``: each N bounded as in ``mixed``
+    when the expansion's coordinates are all revolute."""
     model = expansion[0]
 
     def offset(value):
@@ -541,9 +543,9 @@ def _frozen_term(expansion, coordinate, prismatic, radius, pace):
 
     if prismatic:
         linear, _, _ = yield from fourier_derivative_bounds(
-            *expansion, pace, ((offset(radius), 0.5), (offset(-radius), -0.5)))
+            *expansion, pace, ((offset(radius), 0.5), (offset(-radius), -0.5)), squared_norms)
         quadratic, _, _ = yield from fourier_derivative_bounds(
-            *expansion, pace, ((offset(radius), 0.25), (offset(-radius), 0.25), (None, -0.5)))
+            *expansion, pace, ((offset(radius), 0.25), (offset(-radius), 0.25), (None, -0.5)), squared_norms)
         return linear + 2.0 * quadratic
     angles = 2.0 * np.pi * np.arange(5) / 5
     total = 0.0
@@ -552,7 +554,7 @@ def _frozen_term(expansion, coordinate, prismatic, radius, pace):
                                 (0.4 * np.sin(order * angles), np.sin(min(order * radius, 0.5 * np.pi)))):
             combination = tuple((None if j == 0 else offset(angles[j]), weights[j])
                                 for j in range(5) if weights[j] != 0.0)
-            value, _, _ = yield from fourier_derivative_bounds(*expansion, pace, combination)
+            value, _, _ = yield from fourier_derivative_bounds(*expansion, pace, combination, squared_norms)
             total += value * factor
     return total
 
