@@ -20,7 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+REPOSITORY = str(Path(__file__).absolute().parent.parent)
+sys.path.insert(0, os.path.join(REPOSITORY, "test"))
+# This checkout's package, here and in the engine's worker processes (they
+# import it anew: an older installed copy would be measured instead).
+sys.path.insert(0, REPOSITORY)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [REPOSITORY, os.environ.get("PYTHONPATH")]))
 from kc_robots import arm_with_gripper  # noqa: E402
 from robots import example_robot_urdf  # noqa: E402
 
