@@ -26,13 +26,14 @@ panda; bench/diag_mixed_derivative_bounds.py).
 Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
 is off by at most ``entry_margin`` per entry, so D by at most ``W
 sqrt(n^3) entry_margin`` in Frobenius norm (W = sum_alpha |alpha_l
-alpha_p|, or 5^m for a value), added after the square root. Each grid value of D is a sum of
-5^m terms formed in m stages, off by at most about ``5 m eps T`` (T, the
-triangle bound in Frobenius form, bounds the sum of the terms' sizes), so
-each value of P by ``10 m eps T^2``; the DFT of P adds a few eps log2(9^m)
-in 2-norm (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd
-ed., Thm. 24.2), and the l1 norm of an error in A is at most ``9^(m/2)``
-times its 2-norm, which is the grid errors' root mean square. In all about
+alpha_p|, or 5^m for a value), added after the square root. Each grid
+value of D is a sum of 5^m terms formed in m stages, off by at most about
+``5 m eps T`` (T, the triangle bound in Frobenius form, bounds the sum of
+the terms' sizes), so each value of P by ``10 m eps T^2``; the DFT of P
+adds a few eps log2(9^m) in 2-norm (Higham, "Accuracy and Stability of
+Numerical Algorithms", 2nd ed., Thm. 24.2), and the l1 norm of an error
+in A is at most ``9^(m/2)`` times its 2-norm, which is the grid errors'
+root mean square. In all about
 ``9^(m/2) (10 m + 5 log2(9^m)) eps T^2``: 9e-11 T^2 for m = 7, the
 largest grid the search takes (5^m <= 200,000). ``1e-8 T^2`` is added.
 
@@ -99,8 +100,8 @@ def add_squares(samples, coefficients, weights, squares):
     counts (Gamma[i, j, k] = Gamma[i, k, j]). An entry whose D is small
     next to the largest (on a chain, half of panda's for a pair: an entry
     depends on the joints below its rows and columns only) is left out of
-    that target's grid: ``|D_e| <= t_e = sum_alpha |alpha_l alpha_p|
-    |c_e,alpha|`` everywhere, and ``weights[e] t_e^2`` is added to the
+    that target's grid: ``|D_e| <= t_e = sum_alpha |c_e,alpha| prod_l
+    |alpha_l|`` (l over the target's axes) everywhere, and ``weights[e] t_e^2`` is added to the
     target's last accumulator instead (the entries are disjoint, so the
     squared norms add)."""
     targets, grids, frobenius, left_out = squares
