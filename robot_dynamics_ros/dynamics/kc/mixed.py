@@ -101,9 +101,9 @@ def add_squares(samples, coefficients, weights, squares):
     next to the largest (on a chain, half of panda's for a pair: an entry
     depends on the joints below its rows and columns only) is left out of
     that target's grid: ``|D_e| <= t_e = sum_alpha |c_e,alpha| prod_l
-    |alpha_l|`` (l over the target's axes) everywhere, and ``weights[e] t_e^2`` is added to the
-    target's last accumulator instead (the entries are disjoint, so the
-    squared norms add)."""
+    |alpha_l|`` (l over the target's axes) everywhere, and ``weights[e]
+    t_e^2`` is added to the target's last accumulator instead (the entries
+    are disjoint, so the squared norms add)."""
     targets, grids, frobenius, left_out = squares
     m = frobenius.ndim
     step = max(1, int(_BLOCK_BYTES // (8 * GRID ** m)))
@@ -148,8 +148,9 @@ def mixed_bounds(squares, n, entry_margin):
     """(m, m): ``H_lp >= N(d2 Gamma/dq_l dq_p)`` for every q from the
     squares of the targets ``mixed_pairs(m)``; the diagonal is inf (not
     computed here)."""
-    m = squares[2].ndim
+    targets, _, frobenius, _ = squares
+    m = frobenius.ndim
     bounds = np.full((m, m), np.inf)
-    for (l, p), bound in zip(squares[0], squared_bounds(squares, n, entry_margin)):
+    for (l, p), bound in zip(targets, squared_bounds(squares, n, entry_margin)):
         bounds[l, p] = bounds[p, l] = bound
     return bounds
