@@ -15,8 +15,8 @@ from numba import njit
 from numba.extending import overload
 
 from .calls import run
-from .christoffel import christoffel_symbols, dense_layout, dense_record
-from .cores import shifted_spans, slice_core
+from .christoffel import christoffel_symbols, christoffel_tree, dense_layout, dense_record
+from .cores import christoffel_cores, core_size, shifted_spans, slice_core
 from .crba import mass_matrix
 from .errors import StateError
 from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
@@ -182,25 +182,33 @@ def group_slice_norms(model, data, blocks):
 
 
 @njit(cache=True, nogil=True)
-def core_slice_norms(model, data, blocks):
+def core_slice_norms(model, data, blocks, cores):
     """``sum_k ||Gamma_k||_2^2`` over a floating tree's slices but the base's,
     each the largest singular value of its core (``cores``: the block of size
     ``m_k = depth(k) + |subtree(k)|`` made ``6 + |subtree(k)| - 1``), one at a
     time: the core's Gram matrix, its reduction to tridiagonal form
-    (``eigen.tridiagonalize_one``) and largest eigenvalue. NaN when a Gram
-    matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per slice for its
-    core's size c_k, and ``12 m_k depth(k)`` to make the core.
+    (``eigen.tridiagonalize_one``) and largest eigenvalue. ``cores``: the
+    blocks hold the cores already (``cores.christoffel_cores``); otherwise
+    they hold the slices, whose cores are made here (``cores.slice_core``).
+    NaN when a Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per
+    slice for its core's size c_k, and ``12 m_k depth(k)`` to make a core
+    from its block.
     """
-    shifted_spans(model, data)
+    if not cores:
+        shifted_spans(model, data)
     total = 0.0
     for k in range(BASE_BODIES, model.parent.shape[0]):
-        c = slice_core(model, data, blocks, k, data.eig_work)
-        if c < 0:  # no core smaller than the block: the block itself
-            m = model.slice_row[k]  # a floating base's blocks are m x m, C-contiguous
-            one = blocks[model.slice_start[k]:model.slice_start[k] + m * m].reshape((m, m))
-            c = m
+        if cores:
+            c, _ = core_size(model, k)
+            one = blocks[model.slice_start[k]:model.slice_start[k] + c * c].reshape((c, c))
         else:
-            one = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
+            c = slice_core(model, data, blocks, k, data.eig_work)
+            if c < 0:  # no core smaller than the block: the block itself
+                m = model.slice_row[k]  # a floating base's blocks are m x m, C-contiguous
+                one = blocks[model.slice_start[k]:model.slice_start[k] + m * m].reshape((m, m))
+                c = m
+            else:
+                one = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
         gram = data.gram.reshape(-1)[:c * c].reshape((c, c))
         gram_one(one, gram)
         if not all_finite(gram):
@@ -210,10 +218,12 @@ def core_slice_norms(model, data, blocks):
     return total
 
 
-def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
     kc_global_lower (0 here: the caller sets them), from the slices of
-    Gamma as blocks (``christoffel.christoffel_tree``), C and M.
+    Gamma as blocks (``christoffel.christoffel_tree``), C and M; with
+    ``cores``, the blocks of a floating tree's slices but the base's are
+    their cores already (``bound_symbols``).
 
     ``k_c = sqrt(sum_k ||Gamma_k||_2^2)`` (docs/tree_bounds.md) with each
     ``||Gamma_k||_2`` the largest singular value of its block alone, of
@@ -237,15 +247,42 @@ def tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     ``NUMBA_DISABLE_JIT=1`` this body makes the same choice at run time.
     """
     if dense_layout(model):
-        _chain_bound_values(model, data, blocks, coriolis, mass, qd, out)
+        _chain_bound_values(model, data, blocks, cores, coriolis, mass, qd, out)
     elif is_floating(model):
-        _floating_bound_values(model, data, blocks, coriolis, mass, qd, out)
+        _floating_bound_values(model, data, blocks, cores, coriolis, mass, qd, out)
     else:
-        _fixed_tree_bound_values(model, data, blocks, coriolis, mass, qd, out)
+        _fixed_tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out)
+
+
+def bound_symbols(model, data, blocks):
+    """What ``tree_bound_values`` needs of Gamma, into ``blocks``; True when
+    they then hold a floating tree's cores (``cores.christoffel_cores``: the
+    base's slices and the cores of the others, made without the symbols
+    of the cores' coordinates), False when the slices
+    (``christoffel.christoffel_tree``). Chosen when the caller compiles, as
+    ``tree_bound_values``."""
+    if is_floating(model):
+        return _core_symbols(model, data, blocks)
+    return _slice_symbols(model, data, blocks)
+
+
+@overload(bound_symbols)
+def _bound_symbols(model, data, blocks):
+    return _core_symbols if floating_record(model) else _slice_symbols
+
+
+def _core_symbols(model, data, blocks):
+    christoffel_cores(model, data, blocks)
+    return True
+
+
+def _slice_symbols(model, data, blocks):
+    christoffel_tree(model, data, blocks)
+    return False
 
 
 @overload(tree_bound_values)
-def _tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+def _tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     if dense_record(model):
         return _chain_bound_values
     if floating_record(model):
@@ -253,17 +290,17 @@ def _tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
     return _fixed_tree_bound_values
 
 
-def _chain_bound_values(model, data, blocks, coriolis, mass, qd, out):
+def _chain_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     n = qd.shape[0]
     bound_values(data, blocks.reshape((n, n, n)), mass, qd, out)
 
 
-def _floating_bound_values(model, data, blocks, coriolis, mass, qd, out):
-    total = base_slice_norms(model, data, blocks) + core_slice_norms(model, data, blocks)
+def _floating_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
+    total = base_slice_norms(model, data, blocks) + core_slice_norms(model, data, blocks, cores)
     _slice_bound_values(data, total, coriolis, mass, qd, out)
 
 
-def _fixed_tree_bound_values(model, data, blocks, coriolis, mass, qd, out):
+def _fixed_tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     _slice_bound_values(data, group_slice_norms(model, data, blocks), coriolis, mass, qd, out)
 
 

@@ -31,7 +31,10 @@ then ``1.5 c^3`` for its norm (``bounds.core_slice_norms``) instead of
 import numpy as np
 from numba import njit
 
-from .model import BASE_BODIES
+from .christoffel import free_flyer_symbols
+from .coriolis import body_factorization, mat6t_vec
+from .model import BASE_ANGULAR, BASE_BODIES
+from .spatial import cross_force, dot6, inertia_matrix, mat6_vec
 
 
 @njit(cache=True, nogil=True)
@@ -56,12 +59,9 @@ def shifted_spans(model, data):
 
 
 @njit(cache=True, nogil=True)
-def _basis(model, data, k, basis):
-    """``basis`` (count, 6) = (L^-1 T S_A)^T = U for the ancestors of k and
-    k (the first count = |A| local coordinates of its block); False when L
-    does not exist (``spans[k]`` not positive definite: no floating base)."""
-    L = data.factor  # the Cholesky factor, its diagonal as reciprocals
-    span = data.spans[k]
+def _span_factor(span, L):
+    """L (6, 6): the lower Cholesky factor of ``span`` (its upper triangle is
+    not written); False when span is not positive definite."""
     for c in range(6):
         for r in range(c, 6):
             acc = span[r, c]
@@ -70,9 +70,20 @@ def _basis(model, data, k, basis):
             if r == c:
                 if not acc > 0.0:
                     return False
-                L[c, c] = 1.0 / np.sqrt(acc)
+                L[c, c] = np.sqrt(acc)
             else:
-                L[r, c] = acc * L[c, c]
+                L[r, c] = acc / L[c, c]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _basis(model, data, k, basis):
+    """``basis`` (count, 6) = (L^-1 T S_A)^T = U for the ancestors of k and
+    k (the first count = |A| local coordinates of its block); False when L
+    does not exist (``spans[k]`` not positive definite: no floating base)."""
+    L = data.factor
+    if not _span_factor(data.spans[k], L):
+        return False
     local, parent, shifted = model.slice_local[k], model.parent, data.shifted
     a = k
     while a >= 0:
@@ -81,7 +92,7 @@ def _basis(model, data, k, basis):
             acc = shifted[a, r]
             for i in range(r):
                 acc -= L[r, i] * u[i]
-            u[r] = acc * L[r, r]
+            u[r] = acc / L[r, r]
         a = parent[a]
     return True
 
@@ -132,3 +143,135 @@ def slice_core(model, data, blocks, k, core):
         for j in range(d):
             K[6 + i, 6 + j] = G[count + i, count + j]
     return c
+
+
+@njit(cache=True, nogil=True)
+def core_frames(model, data):
+    """``data.core_frames[k] = W_k = S_A U = T^-1 L`` (6 x 6) for every slice
+    k but the base's: with ``U = (L^-1 T S_A)^T`` and ``L L^T = T S_A S_A^T
+    T^T``, ``S_A U = T^-1 L``, so the core's rows over A are ``W_k^T`` times a
+    6-vector and U itself (|A| x 6) is never formed. A frame of NaN where L
+    does not exist (not a floating base). Parents before children (the
+    spans, ``shifted_spans``), then 60 operations per slice."""
+    shifted_spans(model, data)
+    L, p = data.factor, data.pos[BASE_BODIES - 1]
+    for k in range(BASE_BODIES, model.parent.shape[0]):
+        W = data.core_frames[k]
+        if not _span_factor(data.spans[k], L):
+            W[:] = np.nan
+            continue
+        for c in range(6):
+            for r in range(6):
+                W[r, c] = L[r, c] if r >= c else 0.0
+            # T^-1 [w; u] = [w; u - w x p]
+            w0, w1, w2 = W[0, c], W[1, c], W[2, c]
+            W[3, c] -= w1 * p[2] - w2 * p[1]
+            W[4, c] -= w2 * p[0] - w0 * p[2]
+            W[5, c] -= w0 * p[1] - w1 * p[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def core_size(model, k):
+    """c_k = 6 + |D_k|, the size of slice k's core, and ``6 - |A_k|``, what
+    turns a descendant's place in the block into its place in the core."""
+    shift = 5 - model.slice_local[k, k]  # |A_k| = local[k, k] + 1
+    return model.slice_row[k] + shift, shift
+
+
+@njit(cache=True, nogil=True)
+def christoffel_cores(model, data, blocks):
+    """What the bounds need of Gamma for a floating tree, into ``blocks``:
+    the base's three angular slices as blocks (``christoffel.christoffel_tree``'s
+    layout; the linear ones are zero, docs/tree_bounds.md), every other
+    slice k as its core K_k (module docstring), c_k x c_k C-contiguous at
+    the start of its block (``core_size``). With ``W_k`` of ``core_frames``,
+    D_k the descendants of k and d, e in D_k at ``6 + ...`` in the core:
+
+        K_k[:6, :6] = W_k^T B_k W_k,    K_k[:6, d] = W_k^T f1(d, k),    K_k[d, :6] = W_k^T f3(d, k),
+        K_k[d, e] = Gamma[d, e, k],
+
+    from Algorithm 2 of Echeandia and Wensing (2021), eqs. (36)-(40), in
+    ``christoffel_tree``'s order (children first, for k then its ancestors j,
+    ``B = B(Ic_k, S_k)``, ``f1 = B S_j``, ``f2 = B^T S_j``, ``f3 = S_j x* Ic_k S_k - f1``):
+    ``Gamma[a, b, k] = S_a . B_k S_b`` for a, b in A_k, ``Gamma[a, d, k] =
+    S_a . f1(d, k)`` and ``Gamma[d, a, k] = S_a . f3(d, k)``, so the core's
+    rows and columns over A are W^T times those 6-vectors, and the symbols
+    with an index in A are never formed: of the triples (i, j, k) on one path,
+    only those with i a strict ancestor of j are visited, for the slice of
+    i (``Gamma[j, k, i] = S_i . f2``, ``Gamma[k, j, i] = S_i . f3``). The
+    same numbers as the cores of ``slice_core`` to rounding. Cost: the
+    triples' 2 products of 6 (against 3 and 6 stores in
+    ``christoffel_tree``), 72 per pair (k, j) and 432 per slice for the
+    frames' products: O(n d^2) for depth d.
+    """
+    parent, S = model.parent, data.S
+    local, start, row = model.slice_local, model.slice_start, model.slice_row
+    B, I6, F, f1, f2, f3 = data.B, data.I6, data.h, data.f1, data.f2, data.f3
+    BW, frames = data.factor, data.core_frames
+    nb = parent.shape[0]
+    core_frames(model, data)
+    blocks[:] = 0
+    for k in range(nb - 1, -1, -1):
+        inertia_matrix(data.Ic[k], I6)
+        body_factorization(I6, S[k], F, B)
+        if k >= BASE_BODIES:
+            c, _ = core_size(model, k)
+            K, W = blocks[start[k]:start[k] + c * c], frames[k]
+            for r in range(6):
+                for s in range(6):
+                    acc = 0.0
+                    for i in range(6):
+                        acc += B[r, i] * W[i, s]
+                    BW[r, s] = acc
+            for r in range(6):
+                for s in range(6):
+                    acc = 0.0
+                    for i in range(6):
+                        acc += W[i, r] * BW[i, s]
+                    K[r * c + s] = acc
+        j = k
+        while j >= 0:
+            if j < BASE_ANGULAR and not BASE_ANGULAR <= k < BASE_BODIES:
+                break  # only linear slices above: nothing the bounds read
+            mat6_vec(B, S[j], f1)
+            mat6t_vec(B, S[j], f2)
+            cross_force(S[j], F, f3)
+            for r in range(6):
+                f3[r] -= f1[r]
+            if j >= BASE_BODIES:
+                if j != k:
+                    c, shift = core_size(model, j)
+                    K, W, d = blocks[start[j]:start[j] + c * c], frames[j], local[j, k] + shift
+                    for r in range(6):
+                        K[r * c + d] = dot6(W[:, r], f1)
+                        K[d * c + r] = dot6(W[:, r], f3)
+                i = parent[j]
+                while i >= BASE_ANGULAR:
+                    if i >= BASE_BODIES:
+                        c, shift = core_size(model, i)
+                        a, b = local[i, j] + shift, local[i, k] + shift
+                    else:
+                        c, a, b = row[i], local[i, j], local[i, k]
+                    blocks[start[i] + a * c + b] = dot6(S[i], f2)  # Gamma[j, k, i]
+                    blocks[start[i] + b * c + a] = dot6(S[i], f3)  # Gamma[k, j, i]
+                    i = parent[i]
+            else:
+                # the base's bodies, a chain: its slices as blocks, as christoffel_tree
+                i = j
+                while i >= 0:
+                    ij, ik, di = local[i, j], local[i, k], local[k, i]  # di = local[j, i]
+                    if BASE_ANGULAR <= k < BASE_BODIES:
+                        n, kj = row[k], local[k, j]
+                        blocks[start[k] + di * n + kj] = dot6(S[i], f1)  # Gamma[i, j, k]
+                        blocks[start[k] + kj * n + di] = dot6(S[i], f2)  # Gamma[j, i, k]
+                    if j >= BASE_ANGULAR:
+                        n, jk = row[j], local[j, k]
+                        blocks[start[j] + di * n + jk] = dot6(S[i], f1)  # Gamma[i, k, j]
+                        blocks[start[j] + jk * n + di] = dot6(S[i], f3)  # Gamma[k, i, j]
+                    if i >= BASE_ANGULAR:
+                        n = row[i]
+                        blocks[start[i] + ij * n + ik] = dot6(S[i], f2)  # Gamma[j, k, i]
+                        blocks[start[i] + ik * n + ij] = dot6(S[i], f3)  # Gamma[k, j, i]
+                    i = parent[i]
+            j = parent[j]
+    free_flyer_symbols(model, data, blocks)

@@ -30,6 +30,8 @@ PRISMATIC = 1
 # free-flyer v, linear first); the root link is the sixth body. Its
 # configuration is the root link's pose, 7 numbers of q.
 BASE_BODIES = 6
+# the first of the base's bodies of the angular speeds (3, 4, 5; 0, 1, 2 translate)
+BASE_ANGULAR = 3
 BASE_VELOCITY_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_CONFIGURATION_NAMES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz",
                             "base_qw")

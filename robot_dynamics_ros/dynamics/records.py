@@ -44,7 +44,7 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # reduction (``eigen.tridiagonalize_one``), a floating base's iteration vectors
 # and a transposed slice (``subspace``),
 # the motion subspaces about the base, their sums along the tree, a Cholesky
-# factor and the rows of a slice's core (``cores``),
+# factor, the rows of a slice's core and the cores' frames (``cores``),
 # and the n + 2 matrices of the dense bounds from a whole Gamma
 # (``bounds.bound_values``).
 DATA_SHAPES = {
@@ -59,6 +59,7 @@ DATA_SHAPES = {
     "blocks": ("blocks",), "block_grams": ("blocks",), "householder": (2, "nv"),
     "iterates": ("nb+6", "nb"),
     "shifted": ("nb", 6), "spans": ("nb", 6, 6), "factor": (6, 6), "basis": ("nb", 6),
+    "core_frames": ("nb", 6, 6),
     "core_rows": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
 }

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
+from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_symbols, bound_vectors, given, tree_bound_values
 from .calls import run, sample_entry
 from .christoffel import dense_layout, christoffel_gather, christoffel_scatter, christoffel_symbols, christoffel_tree
 from .coriolis import coriolis
@@ -48,7 +48,9 @@ def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, boun
     """Per sample: forward kinematics and composite inertias once, then
     ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and
     ``gravity``, and (``with_bounds``) the bounds but K_c, from Gamma's
-    slices as blocks; the dense Gamma only ``with_gamma``. Cost per sample:
+    slices as blocks, or only what the bounds need of them
+    (``bounds.bound_symbols``) without ``with_gamma``; the dense Gamma only
+    ``with_gamma``. Cost per sample:
     O(n d^2) for depth d, ``sum_k m_k^3`` for the bounds
     (``bounds.tree_bound_values``) and n^3 for a dense Gamma."""
     model = data.model
@@ -68,7 +70,11 @@ def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, boun
             blocks = G.reshape(G.size)
         else:
             blocks = data.blocks
-        christoffel_tree(model, data, blocks)
+        if with_gamma:
+            christoffel_tree(model, data, blocks)
+            cores = False
+        else:
+            cores = bound_symbols(model, data, blocks)
         coriolis(model, data, qd, C)
         gravity(model, data, g)
         if not (all_finite(M) and all_finite(C) and all_finite(blocks) and all_finite(g)):
@@ -77,7 +83,7 @@ def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, boun
             christoffel_scatter(model, blocks, sample(christoffel, s, Q))
         if with_bounds:
             b = sample(bounds, s, Q)
-            tree_bound_values(model, data, blocks, C, M, qd, b)
+            tree_bound_values(model, data, blocks, cores, C, M, qd, b)
             if not all_finite(b):
                 return s
     return -1
@@ -150,7 +156,7 @@ def _bounds_of_given(data, Q, QD, christoffel, mass, bounds):
         coriolis(model, data, qd, C)
         christoffel_gather(model, sample(christoffel, s, Q), blocks)
         b = sample(bounds, s, Q)
-        tree_bound_values(model, data, blocks, C, sample(mass, s, Q), qd, b)
+        tree_bound_values(model, data, blocks, False, C, sample(mass, s, Q), qd, b)
         if not all_finite(b):
             return s
     return -1
