@@ -230,13 +230,12 @@ def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     size ``m_k = depth(k) + |subtree(k)|`` (``slices``): a fixed base's by
     ``group_slice_norms``; a floating base's six slices, related to every
     joint, by ``base_slice_norms``, and its others through their smaller
-    cores (``core_slice_norms``). ``||C||_2`` by the certified iteration
-    (``coriolis_norm``), the extreme eigenvalues of M from its reduction
-    (``eigen.tridiagonalize_one``).
+    cores (``core_slice_norms``). ``||C||_2`` and the extreme eigenvalues
+    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
     A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
     gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
     sizes. Cost: about 2 m_k^3 per slice (1.5 c_k^3 for a core of size
-    c_k = 5 + |subtree(k)|) and n^3 for M, plus 60 n^2 for a floating base's
+    c_k = 5 + |subtree(k)|) and 4 n^3, plus 60 n^2 for a floating base's
     slices: O(n^4) for a serial chain as before; for a tree, whose slices
     are small but for those of joints near the root, far less.
 
@@ -306,42 +305,6 @@ def _fixed_tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out
 
 
 @njit(cache=True, nogil=True)
-def coriolis_norm(data, coriolis):
-    """``||C||_2`` of a tree's C (n, n): the certified subspace iteration
-    (``subspace.certified_top_singular_value``, an upper bound within about
-    1e-14 of it) from the two columns of C of largest norm, else the
-    largest eigenvalue of C's Gram matrix. C's top singular pair stands
-    out: on G1, talos_full_v2 and romeo it carries 92-99% of ``||C||_F^2``
-    (sigma_3 / sigma_1 at most 0.39, 20 random states each), so a few steps of
-    4 n^2 certify it, against 1.5 n^3 for the Gram matrix and its
-    reduction. NaN when C is too large to square."""
-    n = coriolis.shape[0]
-    X, work = data.iterates[:2], data.iterates[2:]
-    first, second, largest, next_largest = 0, min(1, n - 1), -1.0, -1.0
-    for j in range(n):
-        square = 0.0
-        for i in range(n):
-            square += coriolis[i, j] * coriolis[i, j]
-        if square > largest:
-            second, next_largest = first, largest
-            first, largest = j, square
-        elif square > next_largest:
-            second, next_largest = j, square
-    X[:] = 0.0
-    X[0, first] = 1.0
-    X[1, second] = 1.0
-    norm = certified_top_singular_value(coriolis, X[:, :n], work[:4 + n, :n])
-    if norm >= 0.0:
-        return norm
-    gram = data.gram
-    gram_one(coriolis, gram)
-    if not all_finite(gram):
-        return np.nan  # too large to square: an overflow, not a norm
-    tridiagonalize_one(gram, data.householder)
-    return np.sqrt(max(0.0, largest_eigenvalue(gram, 0.0)))
-
-
-@njit(cache=True, nogil=True)
 def _slice_bound_values(data, total, coriolis, mass, qd, out):
     """``tree_bound_values`` of a tree from ``total = sum_k ||Gamma_k||_2^2``."""
     if not np.isfinite(total):
@@ -352,15 +315,17 @@ def _slice_bound_values(data, total, coriolis, mass, qd, out):
     speed = 0.0
     for k in range(n):
         speed += qd[k] * qd[k]
-    out[0] = coriolis_norm(data, coriolis)
-    work = data.eig_work
+    gram, work = data.gram, data.eig_work
+    gram_one(coriolis, gram)
     for r in range(n):
         for c in range(r + 1):  # M's lower triangle, as the dense bounds read it
             work[r, c] = work[c, r] = mass[r, c]
-    if not (np.isfinite(out[0]) and all_finite(work)):
+    if not (all_finite(gram) and all_finite(work)):
         out[:] = np.nan
         return
+    tridiagonalize_one(gram, data.householder)
     tridiagonalize_one(work, data.householder)
+    out[0] = np.sqrt(max(0.0, largest_eigenvalue(gram, 0.0)))
     out[1] = kc
     out[2] = 0.0
     out[6] = 0.0
