@@ -80,13 +80,14 @@ def main():
             report(f"{label}, {len(states)} joint states, callback with ~/state and the arrays", times)
 
         # The outputs alone, on the same all_terms results
+        christoffel = args.christoffel
         inputs = []
         for msg in states:
             q, qd = live.matcher.match(msg)
             if args.floating:
                 q, qd = full_state(np.r_[0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0], np.full(6, 0.1), q, qd)
-            inputs.append((msg.header.stamp, q, qd, compute_outputs(model, q, qd)))
-        christoffel = args.christoffel
+            # as the node computes them: Gamma only when it publishes it
+            inputs.append((msg.header.stamp, q, qd, compute_outputs(model, q, qd, christoffel)))
         template = live.state_template("odom" if args.floating else served.root_link, christoffel)
         topics = [t for t in ARRAY_TOPICS if christoffel or t != "christoffel_symbols"]
 
@@ -116,7 +117,7 @@ def main():
         times = np.empty(len(inputs))
         for k, (_, q, qd, _) in enumerate(inputs):
             start = time.perf_counter()
-            compute_outputs(model, q, qd)
+            compute_outputs(model, q, qd, christoffel)
             times[k] = time.perf_counter() - start
         report("  compute_outputs (all_terms) on the same states", times)
     finally:
