@@ -24,9 +24,14 @@ base has walked. The identity holds to rounding (the symbols are computed
 with it), so ``||K||_2`` is ``||Gamma_k||_2`` to about 1e-15 relative
 (docs/tree_bounds.md, "Cores of the slices"; ``test_tree_bounds.py``, with
 the base 10 km away too, and ``bench/diag_tree_bounds.py`` compare it with
-the dense computation). Cost per slice: ``12 |A| m_k`` to make the core,
-then ``1.5 c^3`` for its norm (``bounds.core_slice_norms``) instead of
-``1.5 m_k^3``, c = 6 + |D|.
+the dense computation).
+
+The cores are made from the blocks (``slice_core``) when Gamma itself is
+wanted, and inside Algorithm 2 (``christoffel_cores``, with the frames
+``W_k = S_A U`` of ``core_frames``) when it is not, so that the symbols
+over A are never formed. Cost per slice: ``12 |A| m_k`` to make the core
+from its block (about ``72 |D|`` inside Algorithm 2), then ``1.5 c^3`` for
+its norm (``bounds.core_slice_norms``) instead of ``1.5 m_k^3``, c = 6 + |D|.
 """
 import numpy as np
 from numba import njit
@@ -182,7 +187,8 @@ def core_size(model, k):
 def christoffel_cores(model, data, blocks):
     """What the bounds need of Gamma for a floating tree, into ``blocks``:
     the base's three angular slices as blocks (``christoffel.christoffel_tree``'s
-    layout; the linear ones are zero, docs/tree_bounds.md), every other
+    layout; the linear ones vanish identically, docs/tree_bounds.md, and are
+    not read: only ``free_flyer_symbols`` writes there), every other
     slice k as its core K_k (module docstring), c_k x c_k C-contiguous at
     the start of its block (``core_size``). With ``W_k`` of ``core_frames``,
     D_k the descendants of k and d, e in D_k at ``6 + ...`` in the core:
