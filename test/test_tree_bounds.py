@@ -19,7 +19,7 @@ from robot_dynamics_ros.dynamics import (BOUNDS_FIELDS, all_terms, christoffel_s
 from robot_dynamics_ros.dynamics.bounds import bound_vectors
 from robot_dynamics_ros.dynamics.christoffel import christoffel_tree
 from robot_dynamics_ros.dynamics.cores import christoffel_cores, core_size, shifted_spans, slice_core
-from robot_dynamics_ros.dynamics.model import BASE_BODIES
+from robot_dynamics_ros.dynamics.model import BASE_ANGULAR, BASE_BODIES
 from robot_dynamics_ros.dynamics.slices import related_sets, slice_layout
 from robot_dynamics_ros.dynamics.subspace import certified_top_singular_value
 
@@ -125,17 +125,23 @@ def test_without_gamma_is_all_terms_less_gamma(name):
 
 @njit(cache=True)
 def _cores_both_ways(data, out):
-    """Every non-base slice's core (``out[k]``, c x c) from the blocks of
-    christoffel_tree (``slice_core``) and from christoffel_cores: (2, nb, nb, nb)."""
+    """Every non-base slice's core (``out[:, k]``, c x c) and the base's
+    angular slices (nb x nb) from the blocks of christoffel_tree
+    (``slice_core``) and from christoffel_cores: (2, nb, nb, nb)."""
     model = data.model
+    nb = model.parent.shape[0]
     christoffel_tree(model, data, data.blocks)
     shifted_spans(model, data)
-    for k in range(BASE_BODIES, model.parent.shape[0]):
+    for k in range(BASE_ANGULAR, nb):
+        if k < BASE_BODIES:
+            start = model.slice_start[k]
+            out[0, k] = data.blocks[start:start + nb * nb].reshape((nb, nb))
+            continue
         c = slice_core(model, data, data.blocks, k, data.eig_work)
         out[0, k, :c, :c] = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
     christoffel_cores(model, data, data.blocks)
-    for k in range(BASE_BODIES, model.parent.shape[0]):
-        c, _ = core_size(model, k)
+    for k in range(BASE_ANGULAR, nb):
+        c = nb if k < BASE_BODIES else core_size(model, k)[0]
         start = model.slice_start[k]
         out[1, k, :c, :c] = data.blocks[start:start + c * c].reshape((c, c))
 
@@ -158,7 +164,7 @@ def test_cores_from_algorithm_2_are_the_cores_of_the_slices(name, distance):
         all_terms(model, q, v, christoffel=False)  # the forward pass into data
         out = np.zeros((2, nb, nb, nb))
         _cores_both_ways(data, out)
-        for k in range(6, nb):
+        for k in range(BASE_ANGULAR, nb):
             scale = np.linalg.norm(out[0, k], 2)
             assert scale > 0.0
             assert np.abs(out[1, k] - out[0, k]).max() < 1e-13 * scale, k
