@@ -5,6 +5,12 @@ batch (Q of shape (N, nb)), with outputs shaped to match. ``sample_count``
 and ``sample`` hide the difference, and numba compiles each case on its
 own, so a single call needs no batch axis (a view from Python costs 0.1 us
 per array) and a batch no Python loop.
+
+A single call's one-dimensional arrays are typed with any strides
+(``calls``), so a batch's rows are handed on typed the same way
+(``x[s, ::1]``): the functions a kernel calls on one sample are then
+compiled once for both cases, not once per case (a first start compiles
+each only once: docs/benchmarks.md, "Where a first start's time goes").
 """
 from numba.extending import overload
 
@@ -15,7 +21,9 @@ def sample_count(Q):
 
 
 def sample(x, s, Q):
-    """Sample s of ``x``: ``x`` itself when ``Q`` is a single sample."""
+    """Sample s of ``x``: ``x`` itself when ``Q`` is a single sample; a row
+    of a batch's two-dimensional ``x`` typed with any strides, as a single
+    call's one-dimensional arrays are."""
     return x if Q.ndim == 1 else x[s]
 
 
@@ -30,4 +38,6 @@ def _sample_count(Q):
 def _sample(x, s, Q):
     if Q.ndim == 1:
         return lambda x, s, Q: x
+    if x.ndim == 2:
+        return lambda x, s, Q: x[s, ::1]
     return lambda x, s, Q: x[s]
