@@ -21,8 +21,10 @@ from robot_dynamics_ros.dynamics import (
     coriolis_constant_interval, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.kc.boxes import box_bounds
+from robot_dynamics_ros.dynamics.kc.constant import kc_at
 from robot_dynamics_ros.dynamics.kc.search import Pace, refinement_for
 from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
+from robot_dynamics_ros.dynamics.state import at_identity_base
 
 # The configuration of the issue: panda's k_c there (4.36844) is above the
 # K_c that the sampled search used to publish (4.36590). Found by 20,000
@@ -70,6 +72,24 @@ def test_mimic_reduced_model_keeps_a_valid_first_bound():
     best, _ = independent_ascent(model, urdf, extra_starts=[interval.witness], samples=500, starts=2)
     assert best <= interval.upper
     assert interval.lower <= best * (1 + 1e-10)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("puma", {}), ("panda", {}), ("panda", {"mimic": "reduce"}), ("tree-22-9", {}),
+    ("solo12", {"base": "floating"}), ("talos_full_v2", {"base": "floating"})])
+def test_kc_at_one_configuration_is_numpy_kc(name, options):
+    """The witness's k_c (``kc_at``, through the kernel of ``all_terms``)
+    equals k_c from numpy's SVD of the dense Gamma, for a chain, a fixed and
+    a floating tree, and a mimic-reduced model (its reduced Gamma), at random
+    configurations and at the first interval's witness."""
+    model = load_urdf(_urdf(name) if name != "talos_full_v2" else example_robot_urdf(name), **options)
+    rng = np.random.default_rng(5)
+    joints = rng.uniform(-1.5, 1.5, (4, model.nq - (7 if model.floating else 0)))
+    configurations = list(at_identity_base(model, joints))
+    configurations.append(CoriolisConstantRefinement(model).interval.witness)
+    for q in configurations:
+        expected = float(numpy_kc(christoffel_symbols(model, q)))
+        assert abs(kc_at(model, q) - expected) <= 1e-12 * expected, (q, kc_at(model, q), expected)
 
 
 def test_panda_configuration_of_the_issue():

@@ -15,18 +15,15 @@ from numba import njit
 from numba.extending import overload
 
 from .calls import run
-from .christoffel import christoffel_symbols, christoffel_tree, dense_layout, dense_record
+from .christoffel import christoffel_tree, dense_layout, dense_record
 from .cores import christoffel_cores, core_size, shifted_spans, slice_core
-from .crba import mass_matrix
 from .errors import StateError
 from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
                     smallest_eigenvalue, tridiagonalize, tridiagonalize_one)
 from .finite import all_finite
-from .kc.constant import gram_matrices, kc_of_reduced
-from .kc.search import set_global_constants
 from .kinematics import floating_record, is_floating
 from .model import BASE_BODIES
-from .state import configuration_array, joint_array, raise_failure
+from .state import joint_array, raise_failure
 from .subspace import certified_top_singular_value
 
 # Groups of fewer slices than this are reduced one by one (``eigen.tridiagonalize_one``):
@@ -59,6 +56,35 @@ class CoriolisBounds(NamedTuple):
     m_eig_min: float | np.ndarray
     m_eig_max: float | np.ndarray
     kc_global_lower: float
+
+
+@njit(cache=True, nogil=True)
+def gram_matrices(gamma, grams):
+    """``grams[r, c, k]`` (lower triangles, k < n) = the Gram matrices
+    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T``, ``g_ik = Gamma[i, k, :]``.
+
+    Gamma is symmetric in its last two indices, so ``Gamma[i, r, :]`` holds
+    row r of every ``Gamma_k`` at once, contiguous: the n matrices are built
+    side by side, ready to be reduced in lockstep.
+    """
+    n = gamma.shape[0]
+    for r in range(n):
+        for c in range(r + 1):
+            for k in range(n):
+                grams[r, c, k] = 0.0
+            for i in range(n):
+                for k in range(n):
+                    grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
+
+
+@njit(cache=True, nogil=True)
+def kc_of_reduced(grams, n):
+    """sqrt of the sum over k < n of the largest eigenvalue of the reduced
+    Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
+    total = 0.0
+    for k in range(n):
+        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
+    return np.sqrt(total)
 
 
 @njit(cache=True, nogil=True)
@@ -344,7 +370,8 @@ def _bound_vectors(data, gamma, mass, QD, out):
 
 
 def bound_vectors(model, christoffel, mass, qd, inputs):
-    """(N, 7) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n).
+    """(N, 7) BOUNDS_FIELDS from Gamma (N, n, n, n), M (N, n, n) and qd (N, n),
+    but kc_global and kc_global_lower (0 here: the caller sets them).
 
     ``inputs``: the caller's (name, array) pairs, to name a bad one.
     """
@@ -355,7 +382,6 @@ def bound_vectors(model, christoffel, mass, qd, inputs):
     failed = run(_bound_vectors, model, inputs_c, (values,))
     if failed >= 0:
         raise_failure(model, failed, inputs, "the Coriolis bounds")
-    set_global_constants(model, values)
     return values
 
 

@@ -12,16 +12,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_symbols, bound_vectors, given, tree_bound_values
+from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
 from .calls import run, sample_entry
-from .christoffel import dense_layout, christoffel_gather, christoffel_scatter, christoffel_symbols, christoffel_tree
+from .christoffel import christoffel_gather, christoffel_symbols
 from .coriolis import coriolis
-from .crba import crba, mass_matrix
+from .crba import mass_matrix
 from .finite import all_finite
 from .kc.search import refinement_for, set_global_constants
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
-from .rnea import gravity
 from .samples import sample, sample_count
+from .terms_kernel import compute_all_terms
 from .state import (configuration_array, joint_array, matrix_result, raise_failure,
                     tensor_result, to_all_joints, vector_result)
 
@@ -42,53 +42,6 @@ class AllTerms(NamedTuple):
     gravity_torques: np.ndarray
 
 
-@njit(cache=True, nogil=True)
-def _all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, bounds, christoffel,
-               gravity_torques):
-    """Per sample: forward kinematics and composite inertias once, then
-    ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and
-    ``gravity``, and (``with_bounds``) the bounds but K_c, from Gamma's
-    slices as blocks, or only what the bounds need of them
-    (``bounds.bound_symbols``) without ``with_gamma``; the dense Gamma only
-    ``with_gamma``. Cost per sample:
-    O(n d^2) for depth d, ``sum_k m_k^3`` for the bounds
-    (``bounds.tree_bound_values``) and n^3 for a dense Gamma."""
-    model = data.model
-    for s in range(sample_count(Q)):
-        q, qd = sample(Q, s, Q), sample(QD, s, Q)
-        if not (valid_configuration(model, q) and all_finite(qd)):
-            return s
-        M, C = sample(mass, s, Q), sample(coriolis_matrix, s, Q)
-        g = sample(gravity_torques, s, Q)
-        forward_kinematics(model, data, q)
-        composite_inertias(model, data)
-        crba(model, data, M)
-        # a serial chain's blocks are Gamma itself (``christoffel.dense_layout``)
-        direct = with_gamma and dense_layout(model)
-        if direct:
-            G = sample(christoffel, s, Q)
-            blocks = G.reshape(G.size)
-        else:
-            blocks = data.blocks
-        if with_gamma:
-            christoffel_tree(model, data, blocks)
-            cores = False
-        else:
-            cores = bound_symbols(model, data, blocks)
-        coriolis(model, data, qd, C)
-        gravity(model, data, g)
-        if not (all_finite(M) and all_finite(C) and all_finite(blocks) and all_finite(g)):
-            return s
-        if with_gamma and not direct:
-            christoffel_scatter(model, blocks, sample(christoffel, s, Q))
-        if with_bounds:
-            b = sample(bounds, s, Q)
-            tree_bound_values(model, data, blocks, cores, C, M, qd, b)
-            if not all_finite(b):
-                return s
-    return -1
-
-
 def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     """M, C, the Coriolis bounds, Gamma and g at (q, qd): (n,) or (N, n) inputs.
 
@@ -101,7 +54,7 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     the n^3 tensor on a tree (what the node asks for unless it publishes
     Gamma).
     """
-    call = sample_entry(_all_terms, model, q, qd)
+    call = sample_entry(compute_all_terms, model, q, qd)
     if call is not None:
         n = qd.shape[0]
         terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
@@ -120,7 +73,7 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     gamma = np.empty(lead + ((nb, nb, nb) if dense else (0, 0, 0)))
     gravity = np.empty(lead + (nb,))
     bounds = np.empty(lead + (len(BOUNDS_FIELDS),))
-    failed = run(_all_terms, model, (qa, qda), (mass, coriolis_matrix, bounds, gamma, gravity),
+    failed = run(compute_all_terms, model, (qa, qda), (mass, coriolis_matrix, bounds, gamma, gravity),
                  settings=(not model.reduced, dense))
     inputs = (("q", q), ("qd", qd))
     if failed >= 0:
@@ -135,15 +88,14 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
                                inputs)
         if one:
             bounds = bounds[0]
-    else:
-        set_global_constants(model, bounds)
+    set_global_constants(model, bounds)
     return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
 
 
 @njit(cache=True, nogil=True)
 def _bounds_of_given(data, Q, QD, christoffel, mass, bounds):
     """Per sample: the bounds but K_c from a caller's Gamma and M, and C
-    from q and qd by Algorithm 1, as ``_all_terms`` computes them, so that
+    from q and qd by Algorithm 1, as ``compute_all_terms`` computes them, so that
     given and computed terms give the same numbers."""
     model = data.model
     C, blocks = data.coriolis, data.blocks
@@ -194,6 +146,7 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
             one = q.ndim == 1
             values = bound_vectors(model, *(x[None] if one else x for x in (gamma, mass, qd)), inputs)
             values = values[0] if one else values
+            set_global_constants(model, values)
         else:
             values = np.empty(lead + (len(BOUNDS_FIELDS),))
             # contiguous: the kernel's entry point is resolved once per layout-blind key

@@ -10,29 +10,12 @@ from numba import njit
 
 from ..calls import run
 from ..christoffel import christoffel_symbols
-from ..eigen import largest_eigenvalue, lower_triangles_finite, tridiagonalize
-from ..state import configuration_array
+from ..bounds import BOUNDS_FIELDS, gram_matrices, kc_of_reduced
+from ..eigen import lower_triangles_finite, tridiagonalize
+from ..state import configuration_array, to_all_joints
+from ..terms_kernel import compute_all_terms
 
 _EPS = np.finfo(float).eps
-
-
-@njit(cache=True, nogil=True)
-def gram_matrices(gamma, grams):
-    """``grams[r, c, k]`` (lower triangles, k < n) = the Gram matrices
-    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T``, ``g_ik = Gamma[i, k, :]``.
-
-    Gamma is symmetric in its last two indices, so ``Gamma[i, r, :]`` holds
-    row r of every ``Gamma_k`` at once, contiguous: the n matrices are built
-    side by side, ready to be reduced in lockstep.
-    """
-    n = gamma.shape[0]
-    for r in range(n):
-        for c in range(r + 1):
-            for k in range(n):
-                grams[r, c, k] = 0.0
-            for i in range(n):
-                for k in range(n):
-                    grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
 
 
 @njit(cache=True, nogil=True)
@@ -45,16 +28,6 @@ def config_constant_kernel(gamma, grams):
         return np.nan  # too large to square: an overflow, not a norm
     tridiagonalize(work)
     return kc_of_reduced(work, n)
-
-
-@njit(cache=True, nogil=True)
-def kc_of_reduced(grams, n):
-    """sqrt of the sum over k < n of the largest eigenvalue of the reduced
-    Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
-    total = 0.0
-    for k in range(n):
-        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
-    return np.sqrt(total)
 
 
 @njit(cache=True, nogil=True)
@@ -71,6 +44,30 @@ def config_coriolis_constant(model, q):
     batch = q if q.ndim == 2 else q[None]
     values = symbols_coriolis_constant(model, christoffel_symbols(model, batch))
     return values if q.ndim == 2 else values[0]
+
+
+def kc_at(model, q):
+    """k_c(q) at one configuration q (nq,), NaN where it overflows.
+
+    Through the kernel of ``all_terms`` (its bounds at qd = 0, without
+    Gamma), called as the node calls it, so that the first K_c interval of a
+    new model (``search.CoriolisConstantRefinement``: k_c at one witness)
+    compiles nothing the node's first joint state does not run; the dense
+    route of ``config_coriolis_constant``, which the search evaluates in
+    bulk, compiled only when a search runs. The two agree to rounding
+    (``test_kc_constant.py``). A mimic-reduced model's k_c is that of its
+    reduced Gamma, which only the dense route has.
+    """
+    if model.reduced:
+        return config_coriolis_constant(model, q[None])[0]
+    qa = to_all_joints(model, configuration_array(model, q), offset=True)
+    qda = to_all_joints(model, np.zeros(model.nv), offset=False)
+    nb = model.nb
+    outs = (np.empty((nb, nb)), np.empty((nb, nb)), np.empty(len(BOUNDS_FIELDS)), np.empty((0, 0, 0)),
+            np.empty(nb))
+    if run(compute_all_terms, model, (qa, qda), outs, settings=(True, False)) >= 0:
+        return np.nan
+    return float(outs[2][BOUNDS_FIELDS.index("kc_config")])
 
 
 def symbols_coriolis_constant(model, gamma):

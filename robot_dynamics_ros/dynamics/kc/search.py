@@ -62,7 +62,7 @@ from ..model import PRISMATIC, Model
 from ..state import at_identity_base
 from .boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, keep_boxes, largest_bound,
                     largest_boxes, lines_through, replace_boxes)
-from .constant import config_coriolis_constant, value_margin
+from .constant import config_coriolis_constant, kc_at, value_margin
 from .first_bound import first_upper_bound
 from .subtrees import root_subtrees
 
@@ -218,7 +218,7 @@ class CoriolisConstantRefinement:
         self._lower_limit = np.where(limited, lower, -np.pi)
         self._upper_limit = np.where(limited, upper, np.pi)
         witness = at_identity_base(model, np.clip(0.0, self._lower_limit, self._upper_limit)[None])[0]
-        value = config_coriolis_constant(model, witness[None])[0]
+        value = kc_at(model, witness)
         if np.isnan(value):
             value = 0.0  # k_c overflows there: 0 is still a lower bound
         self._interval = KcInterval(float(value), max(self.first_bound, float(value)), witness, False)
