@@ -5,11 +5,14 @@ same CMakeLists.txt that colcon uses.
 environment that builds the wheel (the ros-jazzy-* wheels: a venv, or pip's
 isolated build environment with pyproject.toml's build requirements), and
 packs what it installs: the generated ``robot_dynamics_ros.msg`` and
-``robot_dynamics_ros.srv`` and their typesupport modules into the package, the message libraries, the ament index
-entry, launch and config files and the ``lib/robot_dynamics_ros`` launchers
-into the environment's prefix. Nothing needs sourcing afterwards: the
-ros-wheels bootstrapper puts ``<prefix>/lib`` on the library path. colcon
-ignores this file (the package is ament_cmake).
+``robot_dynamics_ros.srv`` and their typesupport modules into the package,
+the message libraries, the ament index entry, launch and config files and
+the ``lib/robot_dynamics_ros`` launchers into the environment's prefix. The
+messages are built for Python only (``ROBOT_DYNAMICS_ROS_PYTHON_ONLY``: the
+C type supports that rclpy uses, not the C++ ones, which colcon builds).
+Nothing needs sourcing afterwards: the ros-wheels bootstrapper puts
+``<prefix>/lib`` on the library path. colcon ignores this file (the package
+is ament_cmake).
 """
 
 import hashlib
@@ -55,7 +58,7 @@ class BuildWithMessages(build_py):
         env = dict(os.environ, AMENT_PREFIX_PATH=str(prefix))
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={stage}",
                         f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPython3_EXECUTABLE={sys.executable}",
-                        "-DBUILD_TESTING=OFF", "-DCMAKE_BUILD_TYPE=Release"],
+                        "-DBUILD_TESTING=OFF", "-DCMAKE_BUILD_TYPE=Release", "-DROBOT_DYNAMICS_ROS_PYTHON_ONLY=ON"],
                        check=True, env=env, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 1)],
                        check=True, env=env, stdout=subprocess.DEVNULL)
