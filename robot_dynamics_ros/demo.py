@@ -21,12 +21,10 @@ it as a process of its own.
 
 import argparse
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 # First: the node module sets the BLAS thread count, which must precede numpy.
 from robot_dynamics_ros.node import DESCRIPTION_QOS, DynamicsNode
 
-import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
@@ -36,74 +34,11 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robot_dynamics_ros import dynamics  # noqa: E402
-from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory  # noqa: E402
 from robot_dynamics_ros.demo_monitor import PUMA, SOLO12, Monitor  # noqa: E402
+from robot_dynamics_ros.demo_puma import SimulatedPuma  # noqa: E402
 from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped  # noqa: E402
 from robot_dynamics_ros.demo_quadruped import (  # noqa: E402
     ROOT_LINK, ExampleRobotDataMissing, SwayingQuadruped, solo12_urdf)
-
-PERIOD = 10.0  # T of Eq. (38): 0 to pi in 10 s
-# Error dynamics e'' + KD e' + KP e = 0 (critically damped, 10 rad/s): without
-# feedback the motion drifts off after ~5.5 s (Mohan and Saha, Sec. 4.2)
-KP, KD = 100.0, 20.0
-
-
-def desired_motion(t: float, n: int = 6):
-    """q, qd, qdd of Eq. (38) for all n joints, and back again.
-
-    Eq. (38) goes from rest at 0 to rest at pi in T; past T it runs back the
-    same way, so the motion can go on for ever, smooth (C2).
-    """
-    s = t % (2 * PERIOD)
-    if s <= PERIOD:
-        return mohan_saha_trajectory(s, n, PERIOD)
-    q, qd, qdd = mohan_saha_trajectory(2 * PERIOD - s, n, PERIOD)
-    return q, -qd, qdd
-
-
-class SimulatedPuma:
-    """Joint states of the PUMA simulated under computed-torque control.
-
-    ``tau = ID(q, qd, qdd_d + KP (q_d - q) + KD (qd_d - qd))``, integrated
-    with ``dynamics.simulate`` one second at a time, sampled at ``rate`` Hz.
-    The next second is simulated on a thread of its own while this one
-    streams, so the executor never waits for the integrator.
-    """
-
-    def __init__(self, model, rate: float):
-        self._model = model
-        self._rate = rate
-        self._t0 = 0.0
-        self._state = (np.zeros(model.nv), np.zeros(model.nv))
-        self._samples = iter(())
-        self._simulator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="puma_sim")
-        self._coming = self._simulator.submit(self._next_second)
-
-    def _torque(self, t, q, qd):
-        q_d, qd_d, qdd_d = desired_motion(self._t0 + t, self._model.nv)
-        return dynamics.inverse_dynamics(
-            self._model, q, qd, qdd_d + KP * (q_d - q) + KD * (qd_d - qd))
-
-    def _next_second(self):
-        times = np.arange(0.0, 1.0, 1.0 / self._rate)
-        motion = dynamics.simulate(self._model, *self._state, self._torque, 1.0,
-                                   rtol=1e-6, atol=1e-8, t_eval=times)
-        end = dynamics.simulate(self._model, motion.q[-1], motion.qd[-1],
-                                lambda t, q, qd: self._torque(times[-1] + t, q, qd),
-                                1.0 - times[-1], rtol=1e-6, atol=1e-8)
-        self._t0 += 1.0
-        self._state = (end.q[-1], end.qd[-1])
-        return zip(motion.q, motion.qd)
-
-    def __call__(self):
-        """The next (q, qd), 1 / rate seconds after the previous one."""
-        sample = next(self._samples, None)
-        if sample is None:
-            self._samples = self._coming.result()
-            self._coming = self._simulator.submit(self._next_second)
-            sample = next(self._samples)
-        return sample
-
 
 class Stream(Node):
     """A robot's description (latched) and, once ``ready()`` (the node serves
