@@ -30,7 +30,7 @@ if [ ! -x "$venv/bin/uv" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "uv==$(sed -n 's/^uv==//p' requirements/constraints.txt)"
 fi
-uv_install() { "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" "$@"; }
+uv_install() { "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" "$@"; }
 mkdir -p "$venv/.installed"
 # a stamp per requirements file: a later command installs only what it adds
 for set in $sets; do
