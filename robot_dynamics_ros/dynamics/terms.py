@@ -21,9 +21,9 @@ from .finite import all_finite
 from .kc.search import refinement_for, set_global_constants
 from .kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .samples import sample, sample_count
-from .terms_kernel import compute_all_terms
 from .state import (configuration_array, joint_array, matrix_result, raise_failure,
                     tensor_result, to_all_joints, vector_result)
+from .terms_kernel import compute_all_terms
 
 
 class AllTerms(NamedTuple):

@@ -20,7 +20,7 @@ from .samples import sample, sample_count
 
 @njit(cache=True, nogil=True)
 def compute_all_terms(data, with_bounds, with_gamma, Q, QD, mass, coriolis_matrix, bounds, christoffel,
-               gravity_torques):
+                      gravity_torques):
     """Per sample: forward kinematics and composite inertias once, then
     ``crba``, Algorithms 2 and 1 of Echeandia and Wensing (2021) and
     ``gravity``, and (``with_bounds``) the bounds but K_c, from Gamma's

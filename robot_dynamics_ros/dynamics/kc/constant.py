@@ -55,7 +55,7 @@ def kc_at(model, q):
     compiles nothing the node's first joint state does not run; the dense
     route of ``config_coriolis_constant``, which the search evaluates in
     bulk, compiled only when a search runs. The two agree to rounding
-    (``test_kc_constant.py``). A mimic-reduced model's k_c is that of its
+    (``test_coriolis_constant.py``). A mimic-reduced model's k_c is that of its
     reduced Gamma, which only the dense route has.
     """
     if model.reduced:
