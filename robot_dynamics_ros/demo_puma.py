@@ -51,7 +51,7 @@ class SimulatedPuma:
     compiled by a process of their own (``compile_apart``), beside this one,
     where the node compiles its model's kernels meanwhile: numba compiles
     one function at a time in a process, so the two would take turns
-    (docs/benchmarks.md, "Where a first start's time goes").
+    (docs/benchmarks.md, "A lighter cold start").
     """
 
     def __init__(self, model, rate: float, *, compile_apart=True):

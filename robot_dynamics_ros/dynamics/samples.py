@@ -10,7 +10,7 @@ A single call's one-dimensional arrays are typed with any strides
 (``calls``), so a batch's rows are handed on typed the same way
 (``x[s, ::1]``): the functions a kernel calls on one sample are then
 compiled once for both cases, not once per case (a first start compiles
-each only once: docs/benchmarks.md, "Where a first start's time goes").
+each only once: docs/benchmarks.md, "A lighter cold start").
 """
 from numba.extending import overload
 
