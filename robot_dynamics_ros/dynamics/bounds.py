@@ -60,20 +60,21 @@ class CoriolisBounds(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def gram_matrices(gamma, grams):
-    """``grams[r, c, k]`` (lower triangles, k < n) = the Gram matrices
-    ``Gamma_k^T Gamma_k = sum_i g_ik g_ik^T``, ``g_ik = Gamma[i, k, :]``.
+    """``grams[r, c, k]`` (lower triangles, k < count) = the Gram matrices
+    ``X_k^T X_k`` of the m x m matrices ``X_k = gamma[:, :, k]`` (gamma
+    (m, m, count)): ``Gamma_k^T Gamma_k`` of a dense Gamma (n, n, n), or of
+    a group of slices' blocks, stored the same way (``group_slice_norms``).
 
-    Gamma is symmetric in its last two indices, so ``Gamma[i, r, :]`` holds
-    row r of every ``Gamma_k`` at once, contiguous: the n matrices are built
-    side by side, ready to be reduced in lockstep.
+    The innermost loop runs over k, contiguous in memory: the matrices are
+    built side by side, ready to be reduced in lockstep.
     """
-    n = gamma.shape[0]
-    for r in range(n):
+    m, count = gamma.shape[0], gamma.shape[2]
+    for r in range(m):
         for c in range(r + 1):
-            for k in range(n):
+            for k in range(count):
                 grams[r, c, k] = 0.0
-            for i in range(n):
-                for k in range(n):
+            for i in range(m):
+                for k in range(count):
                     grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
 
 
@@ -192,13 +193,7 @@ def group_slice_norms(model, data, blocks):
                 total += max(0.0, largest_eigenvalue(gram, 0.0))
             continue
         gram = grams[offset:offset + size].reshape((m, m, count))
-        for r in range(m):
-            for c in range(r + 1):
-                for s in range(count):
-                    gram[r, c, s] = 0.0
-                for i in range(m):
-                    for s in range(count):
-                        gram[r, c, s] += block[i, r, s] * block[i, c, s]
+        gram_matrices(block, gram)
         if not lower_triangles_finite(gram):
             return np.nan
         tridiagonalize(gram)
