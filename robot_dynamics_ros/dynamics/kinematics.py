@@ -72,8 +72,8 @@ def body_poses(model, data, q):
     rot, pos, S = data.rot, data.pos, data.S
     first = shift = 0
     if is_floating(model):
-        free_flyer_poses(model, data, q)
         first, shift = BASE_BODIES, 1
+    base_poses(model, data, q)
     for i in range(first, parent.shape[0]):
         p = parent[i]
         qi = q[i + shift]
@@ -115,6 +115,26 @@ def body_poses(model, data, q):
             S[i, 3] = pos[i, 1] * z2 - pos[i, 2] * z1
             S[i, 4] = pos[i, 2] * z0 - pos[i, 0] * z2
             S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
+
+
+def base_poses(model, data, q):
+    """``free_flyer_poses`` for a floating base, nothing for a fixed one.
+
+    Chosen from the model record's type when the calling kernel is compiled
+    (``_base_poses``), as ``bounds.tree_bound_values``: a branch on
+    ``is_floating`` is dropped from the machine code but its callees are
+    compiled all the same, which cost a fixed-base kernel 2 s of a first
+    start (docs/benchmarks.md, "A lighter cold start").
+    """
+    if is_floating(model):
+        free_flyer_poses(model, data, q)
+
+
+@overload(base_poses)
+def _base_poses(model, data, q):
+    if floating_record(model):
+        return lambda model, data, q: free_flyer_poses(model, data, q)
+    return lambda model, data, q: None
 
 
 @njit(cache=True, nogil=True)
