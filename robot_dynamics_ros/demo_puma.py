@@ -1,23 +1,20 @@
 """The demo's PUMA 560 under computed-torque control (no ROS here).
 
 Tracks the trajectory of Mohan and Saha (2007), "A recursive, numerically
-stable, and efficient simulation algorithm for serial robots", Eq. (38),
-with the package's own inverse and forward dynamics (``dynamics.simulate``).
+stable, and efficient simulation algorithm for serial robots", Eq. (38).
 
-``python -m robot_dynamics_ros.demo_puma`` simulates one second and exits:
-the process that compiles the simulation's kernels on a first run
-(``SimulatedPuma``).
+``python -m robot_dynamics_ros.demo_puma first_bound|all_terms`` compiles, in
+a process of its own, the kernels of a first demo (``_compile``):
+``scripts/run.sh`` starts both while it installs the rest.
 """
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from robot_dynamics_ros import dynamics
-from robot_dynamics_ros.dynamics.forward_dynamics import _articulated_body
-from robot_dynamics_ros.dynamics.rnea import _inverse_dynamics
+from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory
 
 PERIOD = 10.0  # T of Eq. (38): 0 to pi in 10 s
@@ -39,74 +36,89 @@ def desired_motion(t: float, n: int = 6):
     return q, -qd, qdd
 
 
-class SimulatedPuma:
-    """Joint states of the PUMA simulated under computed-torque control.
+def _dynamics(model, q, qd):
+    """M(q) and C(q, qd) qd + g(q), from the kernel the node runs."""
+    terms = dynamics.all_terms(model, q, qd, christoffel=False)
+    return terms.mass_matrix, terms.coriolis_matrix @ qd + terms.gravity_torques
 
-    ``tau = ID(q, qd, qdd_d + KP (q_d - q) + KD (qd_d - qd))``, integrated
-    with ``dynamics.simulate`` one second at a time, sampled at ``rate`` Hz.
-    The next second is simulated on a thread of its own while this one
-    streams, so the executor never waits for the integrator.
 
-    On a first run (numba's cache without the simulation's kernels) they are
-    compiled by a process of their own (``compile_apart``), beside this one,
-    where the node compiles its model's kernels meanwhile: numba compiles
-    one function at a time in a process, so the two would take turns
-    (docs/benchmarks.md, "A lighter cold start").
+def _acceleration(model, q, qd, tau):
+    mass, bias = _dynamics(model, q, qd)
+    return np.linalg.solve(mass, tau - bias)
+
+
+def control_period(model, t: float, q, qd, h: float):
+    """(q, qd) at t + h under computed-torque control from (q, qd) at t.
+
+    A digital controller holds its torque over the period:
+    ``tau = M(q) v + C(q, qd) qd + g(q)`` with
+    ``v = qdd_d + KP (q_d - q) + KD (qd_d - qd)`` at t. Meanwhile the robot
+    moves by ``M(q) qdd = tau - C(q, qd) qd - g(q)``, integrated with the
+    classic fourth-order Runge-Kutta method in one step. M, C and g come from
+    ``dynamics.all_terms``, the kernel the node runs for every joint state:
+    a first run on a machine compiles it once for both (docs/benchmarks.md,
+    "A lighter cold start").
     """
+    q_d, qd_d, qdd_d = desired_motion(t, model.nv)
+    mass, bias = _dynamics(model, q, qd)
+    v = qdd_d + KP * (q_d - q) + KD * (qd_d - qd)
+    tau = mass @ v + bias
+    k1q, k1v = qd, v  # at the period's start the torque gives qdd = v exactly
+    k2q = qd + h / 2 * k1v
+    k2v = _acceleration(model, q + h / 2 * k1q, k2q, tau)
+    k3q = qd + h / 2 * k2v
+    k3v = _acceleration(model, q + h / 2 * k2q, k3q, tau)
+    k4q = qd + h * k3v
+    k4v = _acceleration(model, q + h * k3q, k4q, tau)
+    return (q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q),
+            qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
 
-    def __init__(self, model, rate: float, *, compile_apart=True):
+
+class SimulatedPuma:
+    """Joint states of the PUMA from rest at the start of Eq. (38), one
+    control period (``control_period``) of 1 / rate apart. The next second
+    is simulated on a thread of its own while this one streams, so the
+    executor never waits for the integrator."""
+
+    def __init__(self, model, rate: float):
         self._model = model
-        self._compiler = compile_apart and _compiler_process()
         self._rate = rate
-        self._t0 = 0.0
+        self._k = 0
         self._state = (np.zeros(model.nv), np.zeros(model.nv))
         self._samples = iter(())
         self._simulator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="puma_sim")
         self._coming = self._simulator.submit(self._next_second)
 
-    def _torque(self, t, q, qd):
-        q_d, qd_d, qdd_d = desired_motion(self._t0 + t, self._model.nv)
-        return dynamics.inverse_dynamics(
-            self._model, q, qd, qdd_d + KP * (q_d - q) + KD * (qd_d - qd))
-
     def _next_second(self):
-        if self._compiler:
-            self._compiler.wait()  # then the kernels load from numba's cache
-            self._compiler = None
-        times = np.arange(0.0, 1.0, 1.0 / self._rate)
-        motion = dynamics.simulate(self._model, *self._state, self._torque, 1.0,
-                                   rtol=1e-6, atol=1e-8, t_eval=times)
-        end = dynamics.simulate(self._model, motion.q[-1], motion.qd[-1],
-                                lambda t, q, qd: self._torque(times[-1] + t, q, qd),
-                                1.0 - times[-1], rtol=1e-6, atol=1e-8)
-        self._t0 += 1.0
-        self._state = (end.q[-1], end.qd[-1])
-        return zip(motion.q, motion.qd)
+        states = []
+        for _ in range(max(1, round(self._rate))):
+            self._state = control_period(self._model, self._k / self._rate, *self._state, 1.0 / self._rate)
+            self._k += 1
+            states.append(self._state)
+        return states
 
     def __call__(self):
         """The next (q, qd), 1 / rate seconds after the previous one."""
         sample = next(self._samples, None)
         if sample is None:
-            self._samples = self._coming.result()
+            self._samples = iter(self._coming.result())
             self._coming = self._simulator.submit(self._next_second)
             sample = next(self._samples)
         return sample
 
 
-def _compiler_process():
-    """``python -m robot_dynamics_ros.demo_puma`` when numba's cache lacks
-    the simulation's kernels (inverse dynamics, articulated-body forward
-    dynamics) for their current source; None when it has them."""
-    try:
-        cached = all(kernel._cache._cache_file._load_index() for kernel in (_inverse_dynamics, _articulated_body))
-    except AttributeError:  # numba's cache internals moved: compile here, as without this
-        cached = True
-    if cached:
-        return None
-    return subprocess.Popen([sys.executable, "-m", "robot_dynamics_ros.demo_puma"], env=os.environ,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _compile(part: str):
+    """Compile, in this process, the kernels of one part of a first demo:
+    ``first_bound`` (the node's first K_c bound, made when it builds the
+    model) or ``all_terms`` (what the node computes for each joint state,
+    and this simulation, for one second)."""
+    puma = dynamics.load_urdf(dynamics.puma_urdf())
+    if part == "first_bound":
+        first_upper_bound(puma)
+    else:
+        SimulatedPuma(puma, 500.0)()
 
 
 if __name__ == "__main__":
-    SimulatedPuma(dynamics.load_urdf(dynamics.puma_urdf()), 500.0, compile_apart=False)()
+    _compile(sys.argv[1] if len(sys.argv) > 1 else "all_terms")
     os._exit(0)  # the next second, already under way on the simulation's thread, is not needed
