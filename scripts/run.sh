@@ -15,46 +15,76 @@ venv=.venv
 cmd=${1:-test}
 shift || true
 case "$cmd" in
-  demo)   sets="build runtime ros" ;;
-  replay|certify) sets="build runtime ros replay" ;;
-  test)   sets="build runtime ros replay test" ;;
-  bench)  sets="build runtime ros replay test bench" ;;
+  demo)   sets="dynamics build runtime ros" ;;
+  replay|certify) sets="dynamics build runtime ros replay" ;;
+  test)   sets="dynamics build runtime ros replay test" ;;
+  bench)  sets="dynamics build runtime ros replay test bench" ;;
   *) echo "usage: scripts/run.sh demo|replay|certify|test|bench [args]" >&2; exit 2 ;;
 esac
 # The requirements go in with uv (pinned in constraints.txt), which fetches
-# and unpacks wheels in parallel: 18 s instead of pip's 47 s for the demo's
-# (docs/benchmarks.md, "The newcomer's first hour"). pip stays for the
-# package itself, whose setup.py build runs CMake.
+# and unpacks wheels in parallel (docs/benchmarks.md, "A lighter cold
+# start"). The machine's pip puts uv into a venv made without pip
+# (ensurepip's pip costs 5 s more); without it, the venv gets pip to do so.
 if [ ! -x "$venv/bin/uv" ]; then
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "uv==$(sed -n 's/^uv==//p' requirements/constraints.txt)"
+  [ -x "$venv/bin/python" ] || python3 -m venv --without-pip "$venv"
+  uv_pin="uv==$(sed -n 's/^uv==//p' requirements/constraints.txt)"
+  python3 -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check "$uv_pin" 2>/dev/null ||
+    { "$venv/bin/python" -m pip --version >/dev/null 2>&1 || "$venv/bin/python" -m ensurepip --default-pip >/dev/null
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$uv_pin"; }
 fi
-uv_install() { "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" "$@"; }
+# Bytecode is written as modules are first imported, as Python does by
+# default (uv's --compile-bytecode would compile all of site-packages).
+unset PYTHONDONTWRITEBYTECODE
+# numba's cache notices a change to a kernel's own file only, not to the files
+# of the functions it calls: key the cache by the sources of dynamics/
+export NUMBA_CACHE_DIR="$PWD/$venv/numba-cache/$(find robot_dynamics_ros/dynamics -name '*.py' | sort | xargs cat | sha256sum | cut -c1-16)"
 mkdir -p "$venv/.installed"
-# a stamp per requirements file: a later command installs only what it adds
-for set in $sets; do
-  want=$(cat requirements/constraints.txt "requirements/$set.txt" | sha256sum | cut -d' ' -f1)
-  if [ "$(cat "$venv/.installed/$set" 2>/dev/null)" != "$want" ]; then
-    uv_install -c requirements/constraints.txt -r "requirements/$set.txt"
-    echo "$want" > "$venv/.installed/$set"
-  fi
-done
+# Installs the requirement files named whose stamp (a hash of the file and the
+# constraints) is not in .venv/.installed, in one uv call: a later command
+# installs only what it adds.
+install_sets() {
+  local set want files=() done=()
+  for set in "$@"; do
+    want=$(cat requirements/constraints.txt "requirements/$set.txt" | sha256sum | cut -d' ' -f1)
+    if [ "$(cat "$venv/.installed/$set" 2>/dev/null)" != "$want" ]; then
+      files+=(-r "requirements/$set.txt")
+      done+=("$set=$want")
+    fi
+  done
+  [ ${#files[@]} -gt 0 ] || return 0
+  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -c requirements/constraints.txt "${files[@]}"
+  for set in "${done[@]}"; do echo "${set#*=}" > "$venv/.installed/${set%%=*}"; done
+}
+install_sets dynamics
 # The package: a normal install (the generated robot_dynamics_ros.msg is not
 # reachable through an editable one), redone when its sources change; CMake
 # keeps its build folder in build/, so a rebuild takes seconds.
 want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg srv/*.srv launch/* config/* \
   $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ]; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation .
+stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
+compiling=()
+if [ -n "$stale" ] && [ "$cmd" = demo ]; then
+  # numba compiles the demo's kernels meanwhile, from this checkout (the demo
+  # runs from it too, below: numba's cache is keyed by the file), in two
+  # processes, as numba compiles one function at a time in a process.
+  for part in first_bound all_terms; do
+    PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma "$part" &
+    compiling+=($!)
+  done
+fi
+install_sets $sets
+if [ -n "$stale" ]; then
+  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation \
+    --reinstall-package robot_dynamics_ros .
   echo "$want" > "$venv/.installed/package"
 fi
+[ ${#compiling[@]} -eq 0 ] || wait "${compiling[@]}"
 export PATH="$PWD/$venv/bin:$PATH"
-# numba's cache notices a change to a kernel's own file only, not to the files
-# of the functions it calls: key the cache by the sources of dynamics/
-export NUMBA_CACHE_DIR="$PWD/$venv/numba-cache/$(find robot_dynamics_ros/dynamics -name '*.py' | sort | xargs cat | sha256sum | cut -c1-16)"
 case "$cmd" in
-  demo)   exec "$venv/bin/python" -m robot_dynamics_ros.demo "$@" ;;
+  # from this checkout, whose kernels the compile above cached (the package
+  # finds its generated messages in the installed copy, __init__.py)
+  demo)   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+          exec "$venv/bin/python" -m robot_dynamics_ros.demo "$@" ;;
   replay) exec "$venv/bin/python" -m robot_dynamics_ros.replay "$@" ;;
   certify) exec "$venv/bin/python" -m robot_dynamics_ros.certify.cli "$@" ;;
   # with a file or folder first (scripts/run.sh test test/test_node.py), only that
