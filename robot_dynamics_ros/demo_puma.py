@@ -3,18 +3,16 @@
 Tracks the trajectory of Mohan and Saha (2007), "A recursive, numerically
 stable, and efficient simulation algorithm for serial robots", Eq. (38).
 
-``python -m robot_dynamics_ros.demo_puma first_bound|all_terms`` compiles, in
-a process of its own, the kernels of a first demo (``_compile``):
-``scripts/run.sh`` starts both while it installs the rest.
+``python -m robot_dynamics_ros.demo_puma`` compiles, in a process of its own,
+the kernels a first demo runs (``scripts/run.sh`` starts it while it builds
+the messages).
 """
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from robot_dynamics_ros import dynamics
-from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory
 
 PERIOD = 10.0  # T of Eq. (38): 0 to pi in 10 s
@@ -107,18 +105,8 @@ class SimulatedPuma:
         return sample
 
 
-def _compile(part: str):
-    """Compile, in this process, the kernels of one part of a first demo:
-    ``first_bound`` (the node's first K_c bound, made when it builds the
-    model) or ``all_terms`` (what the node computes for each joint state,
-    and this simulation, for one second)."""
-    puma = dynamics.load_urdf(dynamics.puma_urdf())
-    if part == "first_bound":
-        first_upper_bound(puma)
-    else:
-        SimulatedPuma(puma, 500.0)()
-
-
 if __name__ == "__main__":
-    _compile(sys.argv[1] if len(sys.argv) > 1 else "all_terms")
+    # One second of the motion compiles what a first demo runs: all_terms,
+    # and the first K_c bound, which all_terms makes for a new model.
+    SimulatedPuma(dynamics.load_urdf(dynamics.puma_urdf()), 500.0)()
     os._exit(0)  # the next second, already under way on the simulation's thread, is not needed

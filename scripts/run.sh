@@ -62,23 +62,21 @@ install_sets dynamics
 want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg srv/*.srv launch/* config/* \
   $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
-compiling=()
+compiling= build=()
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
-  # numba compiles the demo's kernels meanwhile, from this checkout (the demo
-  # runs from it too, below: numba's cache is keyed by the file), in two
-  # processes, as numba compiles one function at a time in a process.
-  for part in first_bound all_terms; do
-    PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma "$part" &
-    compiling+=($!)
-  done
+  # numba compiles the demo's kernels meanwhile, from this checkout, which
+  # the demo runs, below (numba's cache is keyed by the file). It compiles a
+  # function at a time, on one core: CMake gets what is left.
+  PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma &
+  compiling=$! build=(nice -n 10)
 fi
 install_sets $sets
 if [ -n "$stale" ]; then
-  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation \
+  "${build[@]}" "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation \
     --reinstall-package robot_dynamics_ros .
   echo "$want" > "$venv/.installed/package"
 fi
-[ ${#compiling[@]} -eq 0 ] || wait "${compiling[@]}"
+[ -z "$compiling" ] || wait "$compiling" || true  # if it failed, the demo compiles
 export PATH="$PWD/$venv/bin:$PATH"
 case "$cmd" in
   # from this checkout, whose kernels the compile above cached (the package
