@@ -4,8 +4,8 @@
 # whose messages CMake builds), again only when something it depends on
 # changed, then runs
 #   demo    the package's main job on the embedded PUMA (the light install:
-#           numpy, numba, urdf-parser-py, scipy, rclpy and messages)
-#   replay  robot_dynamics_replay (adds matplotlib and Dask)
+#           numpy, numba, urdf-parser-py, rosbags, rclpy and messages)
+#   replay  robot_dynamics_replay (adds scipy, matplotlib and Dask)
 #   certify robot_dynamics_certify, K_c certificates (the same)
 #   test    the test suite (adds the oracles: Pinocchio, example-robot-data, ...)
 #   bench   the benchmarks in bench/ (adds MuJoCo)
@@ -62,7 +62,7 @@ install_sets dynamics
 want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg srv/*.srv launch/* config/* \
   $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
-compiling= build=()
+compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
   # the demo runs, below (numba's cache is keyed by the file). It compiles a

@@ -124,7 +124,7 @@ def base_poses(model, data, q):
     (``_base_poses``), as ``bounds.tree_bound_values``: a branch on
     ``is_floating`` is dropped from the machine code but its callees are
     compiled all the same, which cost a fixed-base kernel 2 s of a first
-    start (docs/benchmarks.md, "A lighter cold start").
+    start (docs/benchmarks.md, "The compile beside the build").
     """
     if is_floating(model):
         free_flyer_poses(model, data, q)
