@@ -7,8 +7,7 @@ from .calls import run, sample_entry
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
-from .kinematics import (composite_inertias, floating_record, forward_kinematics, is_floating,
-                         valid_configuration)
+from .kinematics import composite_inertias, forward_kinematics, on_floating_base, valid_configuration
 from .model import BASE_BODIES, REVOLUTE
 from .samples import sample, sample_count
 from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
@@ -88,7 +87,7 @@ def christoffel_tree(model, data, blocks):
                 blocks[si + ik * ri + ij * ci] = g  # Gamma[k, j, i]
                 i = parent[i]
             j = parent[j]
-    base_symbols(model, data, blocks)
+    on_floating_base(free_flyer_symbols, model, data, blocks)
 
 
 def dense_layout(model):
@@ -140,20 +139,6 @@ def christoffel_gather(model, G, blocks):
             for k in range(nb):
                 if local[k, a] >= 0 and local[k, b] >= 0:
                     blocks[slice_index(model, a, b, k)] = G[a, b, k]
-
-
-def base_symbols(model, data, blocks):
-    """``free_flyer_symbols`` for a floating base, nothing for a fixed one,
-    chosen when the caller compiles (as ``kinematics.base_poses``)."""
-    if is_floating(model):
-        free_flyer_symbols(model, data, blocks)
-
-
-@overload(base_symbols)
-def _base_symbols(model, data, blocks):
-    if floating_record(model):
-        return lambda model, data, blocks: free_flyer_symbols(model, data, blocks)
-    return lambda model, data, blocks: None
 
 
 @njit(cache=True, nogil=True)

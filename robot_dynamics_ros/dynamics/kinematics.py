@@ -73,7 +73,7 @@ def body_poses(model, data, q):
     first = shift = 0
     if is_floating(model):
         first, shift = BASE_BODIES, 1
-    base_poses(model, data, q)
+    on_floating_base(free_flyer_poses, model, data, q)
     for i in range(first, parent.shape[0]):
         p = parent[i]
         qi = q[i + shift]
@@ -117,24 +117,25 @@ def body_poses(model, data, q):
             S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
 
 
-def base_poses(model, data, q):
-    """``free_flyer_poses`` for a floating base, nothing for a fixed one.
+def on_floating_base(function, model, data, x):
+    """``function(model, data, x)`` for a floating base, nothing for a fixed
+    one (``free_flyer_poses``, ``christoffel.free_flyer_symbols``).
 
     Chosen from the model record's type when the calling kernel is compiled
-    (``_base_poses``), as ``bounds.tree_bound_values``: a branch on
+    (``_on_floating_base``), as ``bounds.tree_bound_values``: a branch on
     ``is_floating`` is dropped from the machine code but its callees are
     compiled all the same, which cost a fixed-base kernel 2 s of a first
     start (docs/benchmarks.md, "The compile beside the build").
     """
     if is_floating(model):
-        free_flyer_poses(model, data, q)
+        function(model, data, x)
 
 
-@overload(base_poses)
-def _base_poses(model, data, q):
+@overload(on_floating_base)
+def _on_floating_base(function, model, data, x):
     if floating_record(model):
-        return lambda model, data, q: free_flyer_poses(model, data, q)
-    return lambda model, data, q: None
+        return lambda function, model, data, x: function(model, data, x)
+    return lambda function, model, data, x: None
 
 
 @njit(cache=True, nogil=True)
