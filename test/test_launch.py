@@ -26,7 +26,9 @@ try:
     import launch_ros  # noqa: F401
     import psutil
 except ImportError as error:
-    pip = f"{sys.executable} -m pip install"
+    from install_hint import pip_install
+
+    pip = pip_install()
     if error.name == "psutil":
         install = f"{pip} -c requirements/constraints.txt -r requirements/launch.txt"
     else:  # launch, launch_ros and ros2cli have no wheels on PyPI
@@ -42,6 +44,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
+from install_hint import pip_install  # noqa: E402
 
 BIN = Path(sys.executable).parent
 COLCON = Path(sys.prefix) / "colcon"  # where .ci/run installs colcon-core and colcon-ros
@@ -54,7 +57,7 @@ def workspace(tmp_path_factory):
     """A colcon workspace with this repository built in it, and this run's ROS domain."""
     if not COLCON.is_dir():
         reason = (f"launch files not run: colcon is not installed in {COLCON}; to run them, "
-                  f"{sys.executable} -m pip install --target {COLCON} -c requirements/constraints.txt "
+                  f"{pip_install()} --target {COLCON} -c requirements/constraints.txt "
                   "-r requirements/colcon.txt (what .ci/run does)")
         warnings.warn(reason)
         pytest.skip(reason)

@@ -25,9 +25,11 @@ try:
     import ros2cli  # noqa: F401
 except ImportError as error:
     # ros2cli has no wheel on PyPI: a ROS installation, or wheels built from source
+    from install_hint import pip_install
+
     reason = (f"ros2 command lines not run: ros2cli is not importable ({error}); to run them, "
               "source a ROS 2 Jazzy installation, or install the wheels of launch, launch_ros "
-              f"and ros2cli built from source: {sys.executable} -m pip install --no-deps "
+              f"and ros2cli built from source: {pip_install()} --no-deps "
               "../shared/wheels/*.whl -c requirements/constraints.txt "
               "-r requirements/launch.txt (what .ci/run does)")
     warnings.warn(reason)
