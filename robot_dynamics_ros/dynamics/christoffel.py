@@ -7,7 +7,7 @@ from .calls import run, sample_entry
 from .coriolis import body_factorization, mat6t_vec
 from .errors import DynamicsError
 from .finite import all_finite
-from .kinematics import composite_inertias, forward_kinematics, on_floating_base, valid_configuration
+from .kinematics import composite_inertias, floating_only, forward_kinematics, valid_configuration
 from .model import BASE_BODIES, REVOLUTE
 from .samples import sample, sample_count
 from .spatial import cross_force, cross_motion, dot6, inertia_matrix, inertia_times, mat6_vec
@@ -87,7 +87,7 @@ def christoffel_tree(model, data, blocks):
                 blocks[si + ik * ri + ij * ci] = g  # Gamma[k, j, i]
                 i = parent[i]
             j = parent[j]
-    on_floating_base(free_flyer_symbols, model, data, blocks)
+    base_symbols(model, data, blocks)
 
 
 def dense_layout(model):
@@ -167,6 +167,9 @@ def free_flyer_symbols(model, data, blocks):
             cross_motion(S[k], S[i], t)
             for r in range(nb):
                 blocks[slice_index(model, r, i, k)] += dot6(F[r], t)
+
+
+base_symbols = floating_only(free_flyer_symbols)
 
 
 @njit(cache=True, nogil=True)

@@ -73,7 +73,7 @@ def body_poses(model, data, q):
     first = shift = 0
     if is_floating(model):
         first, shift = BASE_BODIES, 1
-    on_floating_base(free_flyer_poses, model, data, q)
+    base_poses(model, data, q)
     for i in range(first, parent.shape[0]):
         p = parent[i]
         qi = q[i + shift]
@@ -117,25 +117,29 @@ def body_poses(model, data, q):
             S[i, 5] = pos[i, 0] * z1 - pos[i, 1] * z0
 
 
-def on_floating_base(function, model, data, x):
-    """``function(model, data, x)`` for a floating base, nothing for a fixed
-    one (``free_flyer_poses``, ``christoffel.free_flyer_symbols``).
+def floating_only(function):
+    """A function that kernels call as ``function(model, data, x)``: that
+    for a floating base, nothing for a fixed one (``base_poses``,
+    ``christoffel.base_symbols``).
 
-    Chosen from the model record's type when the calling kernel is compiled
-    (``_on_floating_base``), as ``bounds.tree_bound_values``: a branch on
-    ``is_floating`` is dropped from the machine code but its callees are
-    compiled all the same, which cost a fixed-base kernel 2 s of a first
-    start (docs/benchmarks.md, "The compile beside the build").
+    Chosen from the model record's type when the calling kernel is compiled,
+    as ``bounds.tree_bound_values``: a branch on ``is_floating`` is dropped
+    from the machine code but its callees are compiled all the same, which
+    cost a fixed-base kernel 2 s of a first start (docs/benchmarks.md, "The
+    compile beside the build"). ``function`` is a constant of the compiled
+    code, not an argument, which numba could not cache.
     """
-    if is_floating(model):
-        function(model, data, x)
+    def call(model, data, x):
+        if is_floating(model):
+            function(model, data, x)
 
+    @overload(call)
+    def _call(model, data, x):
+        if floating_record(model):
+            return lambda model, data, x: function(model, data, x)
+        return lambda model, data, x: None
 
-@overload(on_floating_base)
-def _on_floating_base(function, model, data, x):
-    if floating_record(model):
-        return lambda function, model, data, x: function(model, data, x)
-    return lambda function, model, data, x: None
+    return call
 
 
 @njit(cache=True, nogil=True)
@@ -176,6 +180,9 @@ def free_flyer_poses(model, data, q):
         S[k, 3], S[k, 4], S[k, 5] = z0, z1, z2
         S[k + 3, 0], S[k + 3, 1], S[k + 3, 2] = z0, z1, z2
         S[k + 3, 3] = S[k + 3, 4] = S[k + 3, 5] = z0 - z0
+
+
+base_poses = floating_only(free_flyer_poses)
 
 
 @njit(cache=True, nogil=True, inline="always")
