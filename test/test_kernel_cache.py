@@ -1,0 +1,25 @@
+"""The node's kernels can be kept in numba's cache, for a fixed and for a
+floating base. A kernel that cannot (numba: "uses dynamic globals", as when
+a compiled function is handed to another as an argument) is compiled again
+by every process that runs it: a minute per floating robot."""
+import numpy as np
+import pytest
+
+from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.dynamics.christoffel import _christoffel
+from robot_dynamics_ros.dynamics.terms_kernel import compute_all_terms
+
+
+@pytest.mark.parametrize("base", ["fixed", "floating"])
+def test_the_kernels_can_be_cached(base):
+    model = dynamics.load_urdf(dynamics.puma_urdf(), base=base)
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-0.5, 0.5, model.nq), rng.uniform(-1.0, 1.0, model.nv)
+    if model.nq > model.nv:
+        q[3:7] /= np.linalg.norm(q[3:7])
+    dynamics.all_terms(model, q, qd, christoffel=True)
+    dynamics.christoffel_symbols(model, q)
+    for kernel in (compute_all_terms, _christoffel):
+        assert kernel.overloads, f"{kernel.py_func.__name__} was not compiled"
+        for signature, compiled in kernel.overloads.items():
+            assert not compiled.library.has_dynamic_globals, (kernel.py_func.__name__, signature)
