@@ -320,4 +320,5 @@ def largest_eigenvalue(T, floor):
 def smallest_eigenvalue(T):
     """The smallest eigenvalue of the tridiagonal T (``tridiagonalize``'s result)."""
     lo, hi = _spectrum_interval(T)
-    return _end_eigenvalue(T, lo, hi, 0)
+    # an int64, not the literal 0, for which numba would compile a second overload
+    return _end_eigenvalue(T, lo, hi, np.int64(0))

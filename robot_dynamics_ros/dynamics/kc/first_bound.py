@@ -103,7 +103,7 @@ def _gamma_bounds(parent, revolute, edge, mass, com_norm, rot_norm, base, G):
                 G[i, k, j] = 0.5 * total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # one overload for literal and int indices
 def _term_bound(moments, w, slope, offset, c, a, b):
     """The bound of T(c, a, b) = sum over the bodies B below the triple's
     deepest joint of |(S_c x S_a)^T I_B S_b|: sum of lambda w_c w_a w_b +
