@@ -49,7 +49,7 @@ from robot_dynamics_ros.messages import (
 from robot_dynamics_ros.model_service import RUNTIME_PARAMETERS, ModelService, RequestRefused
 from robot_dynamics_ros.model_source import ServedModel, read_description_file
 from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
-from robot_dynamics_ros.node_status import ERROR, OK, WARN, NodeStatus, kc_source
+from robot_dynamics_ros.node_status import ERROR, OK, WARN, NodeStatus, Throttle, kc_source
 from robot_dynamics_ros.outputs import (
     ARRAY_TOPICS, array_templates, compute_outputs, model_message, state_frame, state_template,
     state_values)
@@ -116,6 +116,8 @@ class DynamicsNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         self._declare_parameters()
         self._status = NodeStatus()
+        # at most one warning per 5 s for dropped joint states, and for odometry
+        self._drop_warnings, self._odometry_warnings = Throttle(5.0), Throttle(5.0)
         self._stamp_gaps = StampGaps()
         self._revision = 0  # of the last model prepared (builder thread)
         self._model_published = None  # (revision, K_c interval, source) last sent on ~/model
@@ -369,7 +371,8 @@ class DynamicsNode(Node):
             self._base_states.add(msg, live.served.base_frames)
         except BaseStateRejected as error:  # counted by the pairing
             self._status.error(f"dropped odometry ({error.kind}): {error}")
-            self.get_logger().warning(self._status.last_error, throttle_duration_sec=5.0)
+            if self._odometry_warnings.due(time.monotonic()):
+                self.get_logger().warning(self._status.last_error)
 
     def _report_error(self, text: str):
         self._status.error(text)
@@ -435,7 +438,9 @@ class DynamicsNode(Node):
                 self._pub_arrays[topic].publish(out)
 
     def _drop(self, kind: str, reason: str, count: int = 1):
-        self.get_logger().warning(self._status.drop(kind, reason, count), throttle_duration_sec=5.0)
+        text = self._status.drop(kind, reason, count)
+        if self._drop_warnings.due(time.monotonic()):
+            self.get_logger().warning(text)
 
     # Diagnostics and ~/model's K_c interval (executor thread, 1 Hz)
 

@@ -22,6 +22,26 @@ class Report(NamedTuple):
     values: Dict[str, str]
 
 
+class Throttle:
+    """True at most once per ``period`` seconds (the first time, then once the
+    period has passed): the node's throttled warnings, decided before the
+    logger is called. rclpy's own ``throttle_duration_sec`` is applied only
+    after the logger has looked up its caller's frame and source line, about
+    0.5 ms per call even when the line is not printed: a node falling behind
+    would pay that for every joint state it drops, and drop more."""
+
+    def __init__(self, period: float):
+        self.period = period
+        self._next = -np.inf
+
+    def due(self, now: float) -> bool:
+        """Whether an event at ``now`` (monotonic seconds) is let through."""
+        if now < self._next:
+            return False
+        self._next = now + self.period
+        return True
+
+
 class NodeStatus:
     """Counters of the hot path (one thread writes them) and the 1 Hz report."""
 
