@@ -12,6 +12,7 @@ import functools
 import math
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -143,6 +144,24 @@ def odometry(stamp_, position, velocity, child: str, frame: str = "odom") -> Odo
     (twist.linear.x, twist.linear.y, twist.linear.z,
      twist.angular.x, twist.angular.y, twist.angular.z) = map(float, velocity)
     return msg
+
+
+def cdr_stamp(data: bytes):
+    """(sec, nanosec) of a serialized message that starts with a std_msgs/Header:
+    its stamp follows the 4-byte encapsulation header of little-endian CDR
+    (what Fast DDS writes on x86 and ARM)."""
+    return _CDR_STAMP.unpack_from(data, 4)
+
+
+def with_cdr_stamp(data: bytes, stamp_: Time) -> bytes:
+    """A copy of serialized ``data`` (a message starting with a std_msgs/Header)
+    with the header stamp ``stamp_``."""
+    out = bytearray(data)
+    _CDR_STAMP.pack_into(out, 4, stamp_.sec, stamp_.nanosec)
+    return bytes(out)
+
+
+_CDR_STAMP = struct.Struct("<iI")
 
 
 def joint_state(names, position, velocity=(), effort=(), stamp_=None) -> JointState:
