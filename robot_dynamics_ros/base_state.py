@@ -15,9 +15,10 @@ or with an empty child frame, is refused rather than guessed at: the offset
 to a link beyond a moving joint changes with the joints, and a wrong guess
 would give wrong numbers with nothing to show for it.
 
-No ROS import here: the node (one message at a time) and the offline replay
-(messages read from a bag) share this module, so they pair alike. Messages are
-duck-typed: rclpy and rosbags messages both work.
+No ROS import here: the node (one message at a time, read from its bytes by
+``cdr_inputs``) and the offline replay (messages read from a bag) share this
+module, so they pair alike. Both hand it an ``OdometryReading``;
+``odometry_reading`` makes one from a message (rclpy's or rosbags').
 """
 
 import bisect
@@ -44,6 +45,25 @@ class BaseStateRejected(ValueError):
     def __init__(self, kind: str, reason: str):
         super().__init__(reason)
         self.kind = kind
+
+
+class OdometryReading(NamedTuple):
+    """The fields of a nav_msgs/Odometry that make a base state."""
+
+    stamp_ns: int  # header.stamp
+    frame_id: str  # header.frame_id
+    child_frame_id: str
+    position: np.ndarray  # (7,): pose.pose.position, pose.pose.orientation (x, y, z, w)
+    velocity: np.ndarray  # (6,): twist.twist.linear, twist.twist.angular
+
+
+def odometry_reading(msg) -> OdometryReading:
+    """The OdometryReading of a nav_msgs/Odometry message object."""
+    pose, twist = msg.pose.pose, msg.twist.twist
+    p, o, v, w = pose.position, pose.orientation, twist.linear, twist.angular
+    return OdometryReading(stamp_ns(msg.header.stamp), msg.header.frame_id, msg.child_frame_id,
+                           np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]),
+                           np.array([v.x, v.y, v.z, w.x, w.y, w.z]))
 
 
 class BaseState(NamedTuple):
@@ -154,14 +174,14 @@ def _from_placement(placement: RigidFrame, position: np.ndarray) -> np.ndarray:
                            quaternion_multiply(placement.inverse_quaternion, quaternion)])
 
 
-def base_state_from_odometry(msg, frames: BaseFrames) -> BaseState:
-    """The base state a nav_msgs/Odometry gives; raises BaseStateRejected
+def base_state_from_odometry(odometry: OdometryReading, frames: BaseFrames) -> BaseState:
+    """The base state an odometry reading gives; raises BaseStateRejected
     ("child_frame", "non_finite", "quaternion") saying what is wrong.
 
     Odometry of a link in ``frames.rigid`` is transformed to the root link.
     """
     root_link = frames.root_link
-    child = msg.child_frame_id
+    child = odometry.child_frame_id
     frame = None
     if child != root_link:
         frame = frames.rigid.get(child)
@@ -171,10 +191,7 @@ def base_state_from_odometry(msg, frames: BaseFrames) -> BaseState:
                 "child_frame", f"odometry child_frame_id {why}: it must name the root link "
                 f"{root_link!r}, whose pose and twist (in its own frame) are the base state, "
                 "or a link fixed to it")
-    pose, twist = msg.pose.pose, msg.twist.twist
-    p, o, v, w = pose.position, pose.orientation, twist.linear, twist.angular
-    position = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
-    velocity = np.array([v.x, v.y, v.z, w.x, w.y, w.z])
+    position, velocity = odometry.position, odometry.velocity
     for values, names in ((position, ("position.x", "position.y", "position.z", "orientation.x",
                                       "orientation.y", "orientation.z", "orientation.w")),
                           (velocity, ("linear.x", "linear.y", "linear.z",
@@ -191,7 +208,7 @@ def base_state_from_odometry(msg, frames: BaseFrames) -> BaseState:
         position, velocity = _to_root_link(frame, position, velocity)
     if frames.placement is not None:
         position = _from_placement(frames.placement, position)
-    return BaseState(stamp_ns(msg.header.stamp), position, velocity, msg.header.frame_id)
+    return BaseState(odometry.stamp_ns, position, velocity, odometry.frame_id)
 
 
 class BaseStatePairing:
@@ -228,12 +245,12 @@ class BaseStatePairing:
             self._root_link = root_link
             self._stamps, self._states = [], []
 
-    def add(self, msg, frames: BaseFrames) -> BaseState:
-        """Check and keep an odometry message; raises BaseStateRejected (counted)."""
+    def add(self, odometry: OdometryReading, frames: BaseFrames) -> BaseState:
+        """Check and keep an odometry reading; raises BaseStateRejected (counted)."""
         self.received += 1
         self._for(frames.root_link)
         try:
-            state = base_state_from_odometry(msg, frames)
+            state = base_state_from_odometry(odometry, frames)
         except BaseStateRejected as error:
             self.refused[error.kind] += 1
             raise
@@ -243,6 +260,11 @@ class BaseStatePairing:
         if len(self._stamps) > BUFFER_DEPTH:
             del self._stamps[0], self._states[0]
         return state
+
+    def refuse(self, kind: str):
+        """Count an odometry message refused before it could be read (``kind``)."""
+        self.received += 1
+        self.refused[kind] += 1
 
     def pair(self, t: int, root_link: str) -> BaseState:
         """The base state of a joint state stamped ``t`` (ns); raises

@@ -31,13 +31,13 @@ from rcl_interfaces.msg import (
 from rclpy.exceptions import ParameterException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state, stamp_ns
+from robot_dynamics_ros.cdr_inputs import JointStateReader, MalformedMessage, read_odometry
 from robot_dynamics_ros.cdr import CdrTemplate
 from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, serve_certificate
@@ -174,16 +174,19 @@ class DynamicsNode(Node):
         # (its receive thread) lock the same two mutexes in opposite orders,
         # and the node hung for good in a soak (rmw_fastrtps PR #890, not in
         # the Jazzy wheels). Losses are counted from the stamps instead.
+        # Both inputs as serialized bytes, read by cdr_inputs: rclpy's Python
+        # messages cost the executor more than the reading.
+        self._joint_state_reader = JointStateReader()
         self._joint_states_topic = self.create_subscription(
             JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies()).topic_name
+            qos_overriding_options=QoSOverridingOptions.with_default_policies(), raw=True).topic_name
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
         # base "auto" may serve a floating base (and a new description may
         # switch): subscribed unless the base is fixed for sure.
         self._base_states = None
         if base != "fixed":
             self._base_states = BaseStatePairing(self.get_parameter("base_state_timeout").value)
-            self.create_subscription(Odometry, "odom", self._on_odometry, JOINT_STATES_QOS)
+            self.create_subscription(Odometry, "odom", self._on_odometry, JOINT_STATES_QOS, raw=True)
         self.create_timer(1.0, self._publish_diagnostics)
         self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
         self._log_waiting()
@@ -363,13 +366,15 @@ class DynamicsNode(Node):
         except RequestRefused:
             pass  # counted and reported by the service
 
-    def _on_odometry(self, msg: Odometry):
+    def _on_odometry(self, data: bytes):
         live = self._service.live
         if live is None or not live.served.base:
             return  # no model yet, or a fixed base: odometry is not part of its state
         try:
-            self._base_states.add(msg, live.served.base_frames)
-        except BaseStateRejected as error:  # counted by the pairing
+            self._base_states.add(read_odometry(data), live.served.base_frames)
+        except (MalformedMessage, BaseStateRejected) as error:
+            if isinstance(error, MalformedMessage):
+                self._base_states.refuse(error.kind)  # the pairing counts the others itself
             self._status.error(f"dropped odometry ({error.kind}): {error}")
             if self._odometry_warnings.due(time.monotonic()):
                 self.get_logger().warning(self._status.last_error)
@@ -380,9 +385,14 @@ class DynamicsNode(Node):
 
     # Hot path (executor thread)
 
-    def _on_joint_state(self, msg: JointState):
+    def _on_joint_state(self, data: bytes):
         start = time.perf_counter_ns()
-        stamp = msg.header.stamp
+        try:
+            msg = self._joint_state_reader.read(data)
+        except MalformedMessage as error:
+            self._drop("malformed", str(error))
+            return
+        stamp = msg.stamp
         lost = self._stamp_gaps.missing(stamp, msg.name)
         if lost:
             # counted on the stream's grid of stamps: a healthy stream counts none

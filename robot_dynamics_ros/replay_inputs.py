@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_ros import bag_io
-from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state
+from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state, odometry_reading
 from robot_dynamics_ros.messages import JointStateMatcher, JointStateRejected
 from robot_dynamics_ros.model_source import Payload, ServedModel, load_description, read_description_file
 from robot_dynamics_ros.replay_staging import ReplayError
@@ -145,7 +145,7 @@ class BaseStates:
             msg = bag_io.deserialize(self._raws[self._next], bag_io.ODOMETRY, self._path)
             self._next += 1
             try:
-                self.pairing.add(msg, self._frames)
+                self.pairing.add(odometry_reading(msg), self._frames)
             except BaseStateRejected as error:  # counted by the pairing
                 reasons.setdefault(f"odometry_{error.kind}", str(error))
 

@@ -1,7 +1,8 @@
 """The odometry checks and the pairing rule of base_state.py, without ROS.
 
-Messages are built as plain objects with the fields of nav_msgs/Odometry (the
-module reads rclpy and rosbags messages alike by their fields).
+Messages are built as plain objects with the fields of nav_msgs/Odometry and
+read by ``odometry_reading``, as the replay reads rosbags' messages (the node
+reads the same fields from the bytes: test_cdr_inputs.py).
 """
 
 import math
@@ -16,6 +17,7 @@ from robot_dynamics_ros.base_state import (
     BaseStateRejected,
     base_state_from_odometry,
     base_frames,
+    odometry_reading,
     full_state,
     matrix_quaternion,
     quaternion_matrix,
@@ -37,11 +39,11 @@ def vector(x, y, z):
 def odometry(t_ns=0, position=(1.0, 2.0, 0.3), quaternion=(0.0, 0.0, 0.6, 0.8),
              linear=(0.1, -0.2, 0.3), angular=(0.4, 0.5, -0.6), child=ROOT):
     x, y, z, w = quaternion
-    return SimpleNamespace(
+    return odometry_reading(SimpleNamespace(
         header=SimpleNamespace(stamp=time_(t_ns), frame_id="odom"), child_frame_id=child,
         pose=SimpleNamespace(pose=SimpleNamespace(
             position=vector(*position), orientation=SimpleNamespace(x=x, y=y, z=z, w=w))),
-        twist=SimpleNamespace(twist=SimpleNamespace(linear=vector(*linear), angular=vector(*angular))))
+        twist=SimpleNamespace(twist=SimpleNamespace(linear=vector(*linear), angular=vector(*angular)))))
 
 
 def test_odometry_of_the_root_link_is_the_base_state():

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
+from rclpy.serialization import serialize_message
 
 import robots
 import ros_harness as harness
@@ -160,6 +161,7 @@ BAD_ODOMETRY = [
     ("quaternion", lambda p, v: (np.r_[p[:3], 0.0, 0.0, 0.0, 0.0], v, ROOT)),
     ("child_frame", lambda p, v: (p, v, "FL_FOOT")),
     ("child_frame", lambda p, v: (p, v, "")),
+    ("malformed", None),  # bytes that are not an Odometry: a truncated one
 ]
 
 
@@ -171,9 +173,12 @@ def test_bad_odometry_is_refused_and_its_joint_state_dropped(solo):
     outputs = peer.count("state")
     for kind, corrupt in BAD_ODOMETRY:
         before = peer.diagnostics()
-        position, velocity, child = corrupt(*solo.base_state())
         stamp = peer.upcoming_stamp()
-        values = solo.send_odometry(odometry(stamp, position, velocity, child))
+        if corrupt is None:
+            msg = serialize_message(odometry(stamp, *solo.base_state(), ROOT))[:60]
+        else:
+            msg = odometry(stamp, *corrupt(*solo.base_state()))
+        values = solo.send_odometry(msg)
         key = f"odometry_refused.{kind}"
         assert int(values.get(key, 0)) == int(before.get(key, 0)) + 1, kind
         assert int(values["odometry_refused"]) == int(before["odometry_refused"]) + 1

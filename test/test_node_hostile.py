@@ -13,6 +13,7 @@ import math
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from std_msgs.msg import String
 
 import robots
@@ -142,6 +143,22 @@ def test_good_payload_is_still_served_after_all_of_that(panda):
     harness.check_outputs(panda.compute(q, qd), panda.oracle_with(HAND_PAYLOAD), q, qd)
     peer.set_parameters(payload_parameters(HAND, 0.0, [0, 0, 0], [0] * 6), atomically=True)
     peer.diagnostics(lambda v: v["payloads"] == "" and v["update_pending"] == "no", timeout=60)
+
+
+def test_bytes_that_are_not_a_joint_state_are_counted_and_nothing_else_changes(panda):
+    """The node reads joint states from their bytes (cdr_inputs): a truncated
+    message is dropped as malformed, and good ones are served on."""
+    peer = panda.peer
+    q, qd = panda.state()
+    data = serialize_message(harness.joint_state(list(panda.oracle.joint_names), q, qd,
+                                                 stamp_=peer.next_stamp()))
+    key = "dropped.malformed"
+    before = int(peer.diagnostics().get(key, 0))
+    christoffel = peer.count("christoffel_symbols")
+    peer.joint_pub.publish(data[:len(data) // 2])
+    values = counted(panda, key, before, "a truncated joint state")
+    assert values["last_error"].startswith("dropped joint_states (malformed)"), values["last_error"]
+    serves_unchanged(panda, christoffel)
 
 
 def test_joint_states_missing_between_stamps_are_counted(panda):
