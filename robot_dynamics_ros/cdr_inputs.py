@@ -46,6 +46,8 @@ class JointStateReading(NamedTuple):
     effort: np.ndarray
 
 
+_LITTLE_ENDIAN = (struct.Struct("<i"), struct.Struct("<I"), np.dtype("<f8"))
+_BIG_ENDIAN = (struct.Struct(">i"), struct.Struct(">I"), np.dtype(">f8"))
 _ODOMETRY_DOUBLES = 3 + 4 + 36 + 3 + 3 + 36  # pose, its covariance, twist, its covariance
 
 
@@ -56,16 +58,13 @@ class _Reader:
         self.data, self.what = data, what
         if len(data) < 4 or data[1] not in (0, 1):
             raise self.error("no CDR encapsulation header")
-        self.little = data[1] == 1
-        self.int32 = struct.Struct("<i" if self.little else ">i")
-        self.uint32 = struct.Struct("<I" if self.little else ">I")
-        self.float64 = np.dtype("<f8" if self.little else ">f8")
+        self.int32, self.uint32, self.float64 = _LITTLE_ENDIAN if data[1] == 1 else _BIG_ENDIAN
         self.offset = 4
 
     def error(self, why: str) -> MalformedMessage:
         return MalformedMessage(f"{self.what}: {len(self.data)} bytes that are not one in CDR ({why})")
 
-    def _align(self, size: int):
+    def align(self, size: int):
         self.offset += -(self.offset - 4) % size
 
     def _need(self, size: int):
@@ -73,7 +72,7 @@ class _Reader:
             raise self.error(f"{size} bytes needed at offset {self.offset}")
 
     def int(self, signed: bool = False) -> int:
-        self._align(4)
+        self.align(4)
         self._need(4)
         value = (self.int32 if signed else self.uint32).unpack_from(self.data, self.offset)[0]
         self.offset += 4
@@ -94,7 +93,7 @@ class _Reader:
 
     def doubles(self, count: int) -> np.ndarray:
         if count:  # an empty sequence's elements have no alignment (rclpy's and rosbags' CDR)
-            self._align(8)
+            self.align(8)
         self._need(8 * count)
         values = np.frombuffer(self.data, dtype=self.float64, count=count, offset=self.offset)
         self.offset += 8 * count
@@ -107,10 +106,15 @@ class _Reader:
 class JointStateReader:
     """sensor_msgs/JointState from its CDR bytes. Keeps the name list of the
     last message: a publisher sends the same names every time, and this
-    compares their bytes instead of making new strings. One per subscription."""
+    compares their bytes instead of making new strings (all of them first;
+    then all but the padding between names, which Fast-CDR leaves as it
+    found it in its buffer). One per subscription."""
 
     def __init__(self):
-        self._name_bytes = None
+        self._name_start = -1  # where the names began (their padding depends on it),
+        self._name_mask = np.zeros(0, np.uint8)  # 0 on their padding, which is not
+        self._name_bytes = self._name_mask  # always zeroed, 255 elsewhere; their bytes
+        self._name_raw = b""  # with the padding as it came and without
         self._names = []
 
     def read(self, data: bytes) -> JointStateReading:
@@ -118,18 +122,27 @@ class JointStateReader:
         reader = _Reader(data, "joint_states message")
         stamp = Stamp(reader.int(signed=True), reader.int())
         reader.string_bytes()  # frame_id
-        start = reader.offset
-        count = reader.int()
-        if count > len(data) // 4:
-            raise reader.error(f"{count} names")
-        for _ in range(count):
-            reader.string_bytes()
-        name_bytes = data[start:reader.offset]
-        if name_bytes != self._name_bytes:
-            names = _Reader(data, "joint_states message")
-            names.offset = start + 4
-            self._names = [names.string() for _ in range(count)]
-            self._name_bytes = name_bytes
+        start, size = reader.offset, self._name_mask.size
+        if start == self._name_start and (data.startswith(self._name_raw, start) or (
+                start + size <= len(data) and np.array_equal(
+                    np.frombuffer(data, np.uint8, size, start) & self._name_mask, self._name_bytes))):
+            reader.offset += size  # the names of the message before (and maybe its padding)
+        else:
+            count = reader.int()
+            if count > len(data) // 4:
+                raise reader.error(f"{count} names")
+            mask = bytearray(reader.offset - 4 - start) + b"\xff" * 4  # the count, after its padding
+            names = []
+            for _ in range(count):
+                before = reader.offset
+                reader.align(4)
+                begin = reader.offset
+                names.append(reader.string())
+                mask += bytes(begin - before) + b"\xff" * (reader.offset - begin)
+            self._name_mask = np.frombuffer(bytes(mask), np.uint8)
+            self._name_raw = data[start:reader.offset]
+            self._name_bytes = np.frombuffer(self._name_raw, np.uint8) & self._name_mask
+            self._name_start, self._names = start, names
         position = reader.double_sequence()
         velocity = reader.double_sequence()
         effort = reader.double_sequence()

@@ -73,6 +73,20 @@ def test_the_names_are_read_once_while_a_publisher_repeats_them():
     assert third.name == ["a", "c"] and first.name == ["a", "b"]
 
 
+def test_the_padding_between_names_is_not_part_of_them():
+    """Fast-CDR leaves padding bytes as it found them in its buffer: other
+    padding is the same names, another character is another name."""
+    reader = JointStateReader()
+    data = bytearray(serialize_message(joint_state(np.random.default_rng(7), ["a", "b"])))
+    # empty frame_id: its length at 12, NUL at 16, padding to 20; the count at 20;
+    # "a": length at 24, 'a' NUL at 28, padding 30-31; "b": length at 32, 'b' at 36
+    first = reader.read(bytes(data))
+    data[17:20], data[30:32] = b"\xab" * 3, b"\xcd" * 2
+    assert reader.read(bytes(data)).name is first.name
+    data[36] = ord("c")
+    assert reader.read(bytes(data)).name == ["a", "c"]
+
+
 @pytest.mark.parametrize("frame_id, child", [("odom", "base_link"), ("", "b"), ("abc", ""), ("wörld", "imu")])
 def test_odometry_reads_as_its_message(frame_id, child):
     msg = odometry(np.random.default_rng(4), frame_id, child)
