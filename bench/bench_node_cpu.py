@@ -42,7 +42,12 @@ while node._service.live is None and time.monotonic() < deadline:
     rclpy.spin_once(node, timeout_sec=0.1)
 names = list(node._service.live.served.model.joint_names)
 rng = np.random.default_rng(0)
-states = [harness.joint_state(names, q, qd, stamp_=harness.stamp(1000 + k // 1000, (k % 1000) * 1_000_000))
+try:  # a node that reads its joint states from their bytes (cdr_inputs) is called with bytes
+    import robot_dynamics_ros.cdr_inputs
+    from rclpy.serialization import serialize_message as as_input
+except ImportError:
+    as_input = lambda msg: msg
+states = [as_input(harness.joint_state(names, q, qd, stamp_=harness.stamp(1000 + k // 1000, (k % 1000) * 1_000_000)))
           for k, (q, qd) in enumerate(rng.uniform(-1, 1, (count, 2, len(names))))]
 for msg in states[:300]:
     node._on_joint_state(msg)
