@@ -130,10 +130,11 @@ class JointStateReader:
     found it in its buffer). One per subscription."""
 
     def __init__(self):
-        self._name_start = -1  # where the names began (their padding depends on it),
-        self._name_mask = np.zeros(0, np.uint8)  # 0 on their padding, which is not
-        self._name_bytes = self._name_mask  # always zeroed, 255 elsewhere; their bytes
-        self._name_raw = b""  # with the padding as it came and without
+        # The last message's names: where they began (their padding depends on
+        # it), their bytes as they came, a mask of 0 on the padding between
+        # them and 255 elsewhere, and their bytes under that mask.
+        self._name_start, self._name_raw = -1, b""
+        self._name_mask = self._name_bytes = np.zeros(0, np.uint8)
         self._names = []
 
     def read(self, data: bytes) -> JointStateReading:

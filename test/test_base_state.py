@@ -17,9 +17,9 @@ from robot_dynamics_ros.base_state import (
     BaseStateRejected,
     base_state_from_odometry,
     base_frames,
-    odometry_reading,
     full_state,
     matrix_quaternion,
+    odometry_reading,
     quaternion_matrix,
 )
 
