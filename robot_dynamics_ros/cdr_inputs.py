@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robot_dynamics_ros.base_state import OdometryReading
+from robot_dynamics_ros.base_state import OdometryReading, stamp_ns
 
 
 class MalformedMessage(ValueError):
@@ -170,9 +170,9 @@ class JointStateReader:
 def read_odometry(data: bytes) -> OdometryReading:
     """nav_msgs/Odometry from its CDR bytes; raises MalformedMessage."""
     reader = _Reader(data, "odom message")
-    sec, nanosec = reader.int(signed=True), reader.int()
+    stamp = Stamp(reader.int(signed=True), reader.int())
     frame_id = reader.string()
     child_frame_id = reader.string()
     values = reader.doubles(_ODOMETRY_DOUBLES)
-    return OdometryReading(sec * 1_000_000_000 + nanosec, frame_id, child_frame_id,
+    return OdometryReading(stamp_ns(stamp), frame_id, child_frame_id,
                            values[0:7].copy(), values[43:49].copy())
