@@ -276,8 +276,9 @@ class DynamicsNode(Node):
         """The hot path's snapshot of ``served``, its outputs computed once
         (builder thread); its DynamicsModel is published before any
         DynamicsState of its revision can be."""
-        self._refiner.refinement(served.model)  # the first K_c bound, with the node's memory limit
+        # a certificate's K_c interval, or else the first bound, with the node's memory limit
         certificate = self._certificate(served.model)
+        self._refiner.refinement(served.model)
         for christoffel in (False, True):  # publish_christoffel may change at run time
             compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv), christoffel)
         same_inputs = (old is not None and old.matcher.joint_names == served.model.joint_names

@@ -201,6 +201,24 @@ def test_a_served_certificate_is_the_models_interval_from_the_first_output(small
         certificate_for(other, path)
 
 
+def test_a_model_served_by_its_certificate_computes_no_first_bound(small_certificate, monkeypatch):
+    """What makes a certified model's first output cheap: no first bound
+    (nor its compile) before it; the first bound is still there when asked."""
+    from robot_dynamics_ros.dynamics.kc import first_bound, search
+
+    urdf, _, path, document = small_certificate
+    fresh = load_urdf(urdf)
+    expected = first_bound.first_upper_bound(load_urdf(urdf))[0]  # an equal model, its own first bound
+    calls = []
+    monkeypatch.setattr(search, "first_upper_bound", lambda model: calls.append(model) or (expected, None))
+    assert serve_certificate(fresh, path) is not None
+    bounds = coriolis_bounds(fresh, np.zeros(fresh.nq), np.ones(fresh.nv))
+    assert (bounds.kc_global, bounds.kc_global_lower) == (document["kc_global"], document["kc_global_lower"])
+    assert calls == []
+    refinement = search.refinement_for(fresh)
+    assert refinement.interval.finished and refinement.first_bound == expected and calls == [fresh]
+
+
 def test_a_floating_base_keeps_its_first_bound_and_verifies(engine, tmp_path):
     """No box search applies to a floating base (its Gamma's structure in q
     is not the one the boxes use): the certificate states the first bound,

@@ -338,10 +338,11 @@ def serve_certificate(model, location):
     (``certificate_for``) and, when there is one, make its interval the
     model's (``refinement_for(model)``, finished: no refinement follows), so
     that ``coriolis_bounds`` and ``all_terms`` report it from their first
-    call. Returns the ``KcCertificate`` or None (the model keeps its first
+    call; a model served first by its certificate never computes its first
+    bound. Returns the ``KcCertificate`` or None (the model keeps its first
     bound); ``CertificateError`` for a file made for another model."""
     certificate = certificate_for(model, location)
     if certificate is not None:
-        refinement_for(model).merge(KcInterval(certificate.lower, certificate.upper,
-                                               certificate.witness, True))
+        refinement_for(model, certified=KcInterval(certificate.lower, certificate.upper,
+                                                   certificate.witness, True))
     return certificate

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -194,9 +195,14 @@ class CoriolisConstantRefinement:
     joints with the base at the identity pose, keep their first bound).
     A fixed base with several joints on the world refines one part per
     subtree instead (``_by_subtree``), each with its share of the memory.
+
+    ``certified``: an interval that holds K_c already (a certificate's,
+    ``certificate.serve_certificate``): the refinement starts from it,
+    finished, and computes neither the first bound nor k_c at a witness
+    (``first_bound`` is computed when something asks for it).
     """
 
-    def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB):
+    def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB, certified=None):
         if not isinstance(model, Model):
             raise not_a_model(model)
         if not (isinstance(tolerance, (int, float)) and 1.0 <= tolerance < np.inf):
@@ -210,20 +216,28 @@ class CoriolisConstantRefinement:
         self.memory_limit_mb = float(memory_limit_mb)
         self._publish_lock = threading.Lock()
         self._work_lock = threading.Lock()
-        self.first_bound, _ = first_upper_bound(model)
         lower, upper, kinds = model.joint_limits()
         limited = np.isfinite(lower) & np.isfinite(upper)
         self._kinds = kinds
         self._limited = limited
         self._lower_limit = np.where(limited, lower, -np.pi)
         self._upper_limit = np.where(limited, upper, np.pi)
+        self._pace = Pace()
+        self._work = self._steps()
+        if certified is not None:
+            self._interval = KcInterval(float(certified.lower), float(certified.upper),
+                                        np.array(certified.witness, dtype=float), True)
+            return
         witness = at_identity_base(model, np.clip(0.0, self._lower_limit, self._upper_limit)[None])[0]
         value = kc_at(model, witness)
         if np.isnan(value):
             value = 0.0  # k_c overflows there: 0 is still a lower bound
         self._interval = KcInterval(float(value), max(self.first_bound, float(value)), witness, False)
-        self._pace = Pace()
-        self._work = self._steps()
+
+    @cached_property
+    def first_bound(self) -> float:
+        """The model's first guaranteed upper bound on K_c (``first_upper_bound``)."""
+        return first_upper_bound(self.model)[0]
 
     @property
     def interval(self) -> KcInterval:
@@ -569,12 +583,14 @@ def _grown(array, used, capacity):
 _registry_lock = threading.Lock()
 
 
-def refinement_for(model, *, memory_limit_mb=_DEFAULT_MEMORY_MB) -> CoriolisConstantRefinement:
+def refinement_for(model, *, memory_limit_mb=_DEFAULT_MEMORY_MB, certified=None) -> CoriolisConstantRefinement:
     """The model's refinement (``model.cache``): made with its first bound on
     first use, so every later call continues where the last one stopped. A
     payload model is a new model, with its own first bound at once.
     ``memory_limit_mb`` applies when the refinement is made (the node makes
-    it first, with its parameter's value)."""
+    it first, with its parameter's value). ``certified``: a certificate's
+    interval (``KcInterval``), which the refinement is made from instead of
+    the first bound, or merged into one made before."""
     try:
         refinement = model.cache.get("kc_refinement")
     except AttributeError:  # no Model; a try costs nothing until it catches
@@ -584,7 +600,10 @@ def refinement_for(model, *, memory_limit_mb=_DEFAULT_MEMORY_MB) -> CoriolisCons
             refinement = model.cache.get("kc_refinement")
             if refinement is None:
                 refinement = model.cache["kc_refinement"] = CoriolisConstantRefinement(
-                    model, memory_limit_mb=memory_limit_mb)
+                    model, memory_limit_mb=memory_limit_mb, certified=certified)
+                return refinement
+    if certified is not None:
+        refinement.merge(certified._replace(finished=True))
     return refinement
 
 
