@@ -114,6 +114,24 @@ class Payload:
         return model.with_payload(self.link, self.mass, np.array(self.com), np.array(self.inertia))
 
 
+# A command line's --payload (robot_dynamics_replay, robot_dynamics_certify)
+PAYLOAD_ARGUMENTS = ("LINK", "MASS", "X", "Y", "Z", "IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ")
+PAYLOAD_HELP = ("rigid payload on LINK: kg, CoM in the link frame (m), inertia about the CoM in link "
+                "axes (kg m^2), as the node's payload.* parameters take it")
+
+
+def payload_from_arguments(values: Sequence[str]) -> Payload:
+    """The Payload of a command line's ``--payload`` (``PAYLOAD_ARGUMENTS``),
+    built as the node builds its payload parameters', so that both give the
+    same model; PayloadError naming a value that is no number."""
+    link, *numbers = values
+    try:
+        mass, *rest = (float(x) for x in numbers)
+    except ValueError as error:
+        raise dynamics.PayloadError(f"--payload {link}: {error}") from None
+    return Payload.create(link, mass, rest[:3], rest[3:])
+
+
 @dataclass(frozen=True)
 class ServedModel:
     """One immutable model as the node serves it: every output comes from one of these.

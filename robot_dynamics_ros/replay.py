@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from robot_dynamics_ros import bag_io
+from robot_dynamics_ros.model_source import PAYLOAD_ARGUMENTS, PAYLOAD_HELP
 from robot_dynamics_ros.replay_fleet import find_bags, run_fleet, split_output, summary_table
 from robot_dynamics_ros.residuals import Differentiator
 # The replay's parts, one module each; the names tests and benchmarks use are
@@ -59,10 +60,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         "outputs and summary.csv")
     parser.add_argument("--urdf", type=Path, metavar="FILE",
                         help="URDF file; default: the first message on /robot_description in the bag")
-    parser.add_argument("--payload", nargs=11, action="append", default=[],
-                        metavar=("LINK", "MASS", "X", "Y", "Z", "IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
-                        help="rigid payload on LINK: kg, CoM in the link frame (m), inertia about the "
-                        "CoM in link axes (kg m^2); repeat for more links")
+    parser.add_argument("--payload", nargs=len(PAYLOAD_ARGUMENTS), action="append", default=[],
+                        metavar=PAYLOAD_ARGUMENTS, help=PAYLOAD_HELP + "; repeat for more links")
     parser.add_argument("--joint-states", default="/joint_states", metavar="TOPIC",
                         help="sensor_msgs/JointState topic to replay (default: %(default)s)")
     parser.add_argument("--base", choices=("auto", "fixed", "floating"), default="auto",

@@ -13,7 +13,9 @@ import numpy as np
 from robot_dynamics_ros import bag_io
 from robot_dynamics_ros.base_state import BaseStatePairing, BaseStateRejected, full_state, odometry_reading
 from robot_dynamics_ros.messages import JointStateMatcher, JointStateRejected
-from robot_dynamics_ros.model_source import Payload, ServedModel, load_description, read_description_file
+from robot_dynamics_ros.dynamics import PayloadError
+from robot_dynamics_ros.model_source import (ServedModel, load_description, payload_from_arguments,
+                                             read_description_file)
 from robot_dynamics_ros.replay_staging import ReplayError
 
 # Joint states per batch call: large enough that per-call overhead vanishes,
@@ -23,14 +25,10 @@ CHUNK = 2048
 
 
 def payloads_from_args(values) -> list:
-    payloads = []
-    for link, *numbers in values:
-        try:
-            mass, *rest = (float(x) for x in numbers)
-        except ValueError as error:
-            raise ReplayError(f"--payload {link}: {error}") from error
-        payloads.append(Payload.create(link, mass, rest[:3], rest[3:]))
-    return payloads
+    try:
+        return [payload_from_arguments(value) for value in values]
+    except PayloadError as error:
+        raise ReplayError(str(error)) from error
 
 
 def load_model(reader, args, input_path: Path) -> ServedModel:

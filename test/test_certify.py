@@ -29,6 +29,7 @@ from robot_dynamics_ros.dynamics import coriolis_bounds, load_urdf, puma_urdf
 from robot_dynamics_ros.dynamics.kc.certificate import (CertificateError, certificate_for, serve_certificate,
                                                         verify, write_certificate)
 from robot_dynamics_ros.dynamics.kc.partition import covers_domain
+from robot_dynamics_ros.model_source import load_description, payload_from_arguments
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 # a 4-joint chain: its first joint does not enter Gamma, 3 coordinates are searched
@@ -230,6 +231,30 @@ def test_a_floating_base_keeps_its_first_bound_and_verifies(engine, tmp_path):
     assert verify(path, model).upper == document["kc_global"]
     assert certify_main(["--verify", str(path), str(urdf), "--base", "floating"]) == 0
     assert certify_main(["--verify", str(path), str(urdf), "--base", "fixed"]) == 1
+
+
+def test_a_payload_certificate_covers_the_model_the_node_serves_with_it(tmp_path, capsys):
+    """--payload puts a payload on as the node's payload parameters do: the
+    certificate is found for the node's model with that payload, says which
+    payload it covers, and --verify refuses the model without it."""
+    urdf = _write_urdf(tmp_path, SMALL)
+    frames = load_urdf(urdf).link_frames
+    link = max(frames, key=lambda name: frames[name][0])  # on the last body
+    payload = [link, "1.5", "0", "0", "0.1", "0.01", "0", "0", "0.01", "0", "0.02"]
+    output = tmp_path / "loaded.kc.json"
+    assert certify_main([str(urdf), "--payload", *payload, "--gap", "2", "--workers", "1", "--quiet",
+                         "-o", str(output)]) == 0
+    served = load_description(urdf.read_text()).with_payload(payload_from_arguments(payload))
+    found = certificate_for(served.model, tmp_path)
+    assert found is not None and found.path == output
+    assert json.loads(output.read_text())["payloads"] == {
+        link: {"mass": 1.5, "com": [0.0, 0.0, 0.1], "inertia": [[0.01, 0.0, 0.0], [0.0, 0.01, 0.0], [0.0, 0.0, 0.02]]}}
+    assert certify_main(["--verify", str(output), str(urdf), "--payload", *payload]) == 0
+    capsys.readouterr()
+    assert certify_main(["--verify", str(output), str(urdf)]) == 1
+    assert "another model" in capsys.readouterr().err
+    assert certify_main([str(urdf), "--payload", link, "heavy", *payload[2:], "-o", str(tmp_path / "x.json")]) == 2
+    assert "--payload" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("arguments, needle", [

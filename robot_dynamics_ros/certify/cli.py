@@ -3,10 +3,15 @@ distributed engine, or ``--verify`` of one (docs/coriolis_constant.md,
 "Certificates").
 
     robot_dynamics_certify URDF [--base auto|fixed|floating]
+        [--payload LINK MASS X Y Z IXX IXY IXZ IYY IYZ IZZ]...
         [--payload-range LINK MASS_MAX XMIN XMAX YMIN YMAX ZMIN ZMAX] [--gap G]
         [--time-budget S] [--workers N | --scheduler ADDRESS]
         [--checkpoint DIR] [-o CERT]
-    robot_dynamics_certify --verify CERT URDF [--base ...]
+    robot_dynamics_certify --verify CERT URDF [--base ...] [--payload ...]
+
+``--payload``: the model carries that payload, as the node's ``payload.*``
+parameters put it on (a certificate for one payload the robot will hold,
+served by its model hash); ``--payload-range``: every payload in a range.
 
 Exit status: 0 with a certificate written (or verified); 1 when
 ``--verify`` refuses the certificate (the reason on stderr); 2 for bad
@@ -24,6 +29,7 @@ from pathlib import Path
 from ..dynamics import DynamicsError, load_urdf
 from ..dynamics.kc.certificate import CertificateError, verify, write_certificate
 from ..dynamics.kc.payload_range import payload_range
+from ..model_source import PAYLOAD_ARGUMENTS, PAYLOAD_HELP, payload_from_arguments
 from .engine import start_client
 from .progress import Progress
 from .ranges import certify_range
@@ -53,6 +59,8 @@ def parser():
                    help="the URDF file (with --verify: the certificate, then the URDF)")
     p.add_argument("--verify", action="store_true", help="re-check CERT for URDF without searching")
     p.add_argument("--base", choices=("auto", "fixed", "floating"), default="auto")
+    p.add_argument("--payload", nargs=len(PAYLOAD_ARGUMENTS), action="append", default=[],
+                   metavar=PAYLOAD_ARGUMENTS, help=PAYLOAD_HELP + "; repeat for more links")
     p.add_argument("--payload-range", nargs=8,
                    metavar=("LINK", "MASS_MAX", "XMIN", "XMAX", "YMIN", "YMAX", "ZMIN", "ZMAX"),
                    help="cover every payload on LINK of mass <= MASS_MAX whose matter lies in the box "
@@ -89,6 +97,8 @@ def main(argv=None):
         return 2
     try:
         model = load_urdf(Path(urdf), base=options.base)
+        for values in options.payload:
+            model = payload_from_arguments(values).apply_to(model)
     except (DynamicsError, OSError) as exc:
         print(f"robot_dynamics_certify: {urdf}: {exc}", file=sys.stderr)
         return 2

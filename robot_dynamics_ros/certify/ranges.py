@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..dynamics.kc.certificate import (METHOD, METHOD_VERSION, file_sha256, model_hash, range_base,
-                                       write_certificate)
+from ..dynamics.kc.certificate import (METHOD, METHOD_VERSION, file_sha256, model_hash, payloads_document,
+                                       range_base, write_certificate)
 from ..dynamics.kc.payload_range import vertex_model, vertices
 from .search import certify
 
@@ -54,7 +54,8 @@ def certify_range(model, payload, output, *, gap, time_budget, client, workers, 
         "kc_global": upper, "kc_global_lower": lower, "witness_q": witness,
         "witness_payload": {"mass": vertex.mass, "com": list(vertex.com)},
         "model_hash": model_hash(base), "model_name": model.name, "joint_names": list(model.joint_names),
-        "payload_range": payload.as_document(), "method": METHOD, "method_version": METHOD_VERSION,
+        "payloads": payloads_document(base), "payload_range": payload.as_document(), "method": METHOD,
+        "method_version": METHOD_VERSION,
         "seconds": time.monotonic() - started, "gap": gap, "reached": bool(upper <= gap * lower * (1 + 1e-12)),
         "work": work, "parts": [], "vertices": entries,
     }

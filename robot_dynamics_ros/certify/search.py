@@ -24,7 +24,7 @@ import time
 import numpy as np
 from dask.distributed import wait
 
-from ..dynamics.kc.certificate import METHOD, METHOD_VERSION, combined_upper, model_hash
+from ..dynamics.kc.certificate import METHOD, METHOD_VERSION, combined_upper, model_hash, payloads_document
 from ..dynamics.kc.constant import config_coriolis_constant, value_margin
 from ..dynamics.kc.partition import lower_end, prepare, refine_unit, root_box, searched_parts
 from .checkpoint import Checkpoint, PartState
@@ -196,8 +196,9 @@ def certify(model, *, gap=1.05, time_budget=np.inf, client, workers, checkpoint_
     document = {
         "kc_global": upper, "kc_global_lower": lower, "witness_q": witness.tolist(),
         "model_hash": meta["model_hash"], "model_name": model.name, "joint_names": list(model.joint_names),
-        "payload_range": None, "method": METHOD, "method_version": METHOD_VERSION,
-        "seconds": meta["seconds"], "gap": gap, "reached": bool(upper <= gap * lower * (1 + 1e-12)),
+        "payloads": payloads_document(model), "payload_range": None, "method": METHOD,
+        "method_version": METHOD_VERSION, "seconds": meta["seconds"], "gap": gap,
+        "reached": bool(upper <= gap * lower * (1 + 1e-12)),
         "work": {"units": counters["units"], "boxes_bounded": counters["boxes"], "workers": workers,
                  "unit_seconds": unit_seconds},
         "parts": described,

@@ -17,7 +17,8 @@ The JSON document's keys (docs/design.md, Executables): ``kc_global``,
 ``kc_global_lower``, ``witness_q``, ``model_hash``, ``payload_range``
 (null; or link, mass_max, low, high, with ``vertices`` and
 ``witness_payload``: ``verify_range``), ``method``, ``method_version``,
-``seconds``, and ``model_name``, ``joint_names``, ``gap``, ``work`` (boxes bounded, units, worker seconds),
+``seconds``, and ``model_name``, ``joint_names``, ``payloads`` (the model's
+own payloads, for the reader: ``model_hash`` covers them), ``gap``, ``work`` (boxes bounded, units, worker seconds),
 ``parts`` (per part: ``coordinates``, ``kind`` (``boxes``,
 ``first_bound`` or ``constant``), ``upper``, ``lower``, ``witness``,
 ``threshold``, ``boxes``), ``leaves_file``, ``leaves_sha256``.
@@ -78,6 +79,14 @@ def model_hash(model) -> str:
         digest.update(str(value.shape).encode())
         digest.update(value.tobytes())
     return digest.hexdigest()
+
+
+def payloads_document(model):
+    """The model's payloads as a certificate states them: per link its mass,
+    CoM and inertia about the CoM (link frame)."""
+    return {link: {"mass": float(mass), "com": np.asarray(com, dtype=float).tolist(),
+                   "inertia": np.asarray(inertia, dtype=float).tolist()}
+            for link, (mass, com, inertia) in model.payloads.items()}
 
 
 def combined_upper(uppers):
