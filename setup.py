@@ -92,6 +92,8 @@ setup(
     name=PACKAGE,
     version="0.2.0",
     packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
+    # the demo's K_c certificates (demo_puma.CERTIFICATES)
+    package_data={PACKAGE: ["certificates/*.kc.json", "certificates/*.kc.leaves.npz"]},
     data_files=[],  # filled by BuildWithMessages from what CMake installs
     cmdclass={"build_py": BuildWithMessages},
     distclass=BinaryDistribution,

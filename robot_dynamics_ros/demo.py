@@ -29,13 +29,14 @@ import rclpy  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.time import Time  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robot_dynamics_ros import dynamics  # noqa: E402
 from robot_dynamics_ros.demo_monitor import PUMA, SOLO12, Monitor  # noqa: E402
-from robot_dynamics_ros.demo_puma import SimulatedPuma  # noqa: E402
+from robot_dynamics_ros.demo_puma import CERTIFICATES, SimulatedPuma  # noqa: E402
 from robot_dynamics_ros.spin import init_without_signal_handlers, spin_until_stopped  # noqa: E402
 from robot_dynamics_ros.demo_quadruped import (  # noqa: E402
     ROOT_LINK, ExampleRobotDataMissing, SwayingQuadruped, solo12_urdf)
@@ -173,7 +174,9 @@ def main(argv=None):
     monitor = Monitor(options.rate, options.duration, robot, node_log=not options.no_node)
     nodes.append(monitor)
     if not options.no_node:
-        nodes.append(DynamicsNode())
+        # the PUMA's K_c certificates (demo_puma): its interval from the first output
+        certificates = [Parameter("kc_certificate", value=str(CERTIFICATES))] if options.robot == "puma" else []
+        nodes.append(DynamicsNode(parameter_overrides=certificates))
     executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)

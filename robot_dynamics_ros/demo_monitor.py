@@ -173,9 +173,10 @@ class Monitor(Node):
 
     def _waiting_for(self) -> str:
         if self._diagnostics is None or not self._diagnostics.get("model"):
-            return (f"the /{NODE_NAME} node's first model: it builds the robot and its first guaranteed K_c bound; "
-                    "a first run on this machine also compiles the numba kernels (~30 s, during "
-                    "which this terminal may stay silent; cached afterwards)")
+            return (f"the /{NODE_NAME} node's first model: it builds the robot and its K_c interval "
+                    "(its certificate's, or a first guaranteed bound); a first run on this machine "
+                    "also compiles the numba kernels (~30 s, during which this terminal may stay "
+                    "silent; cached afterwards)")
         return "the node's first outputs (its model is ready)"
 
     def _header(self) -> str:
