@@ -2,12 +2,12 @@
 
     ros2 launch robot_dynamics_ros robot_dynamics.launch.py \
         [urdf_file:=/path/robot.urdf] [params_file:=/path/params.yaml] [namespace:=arm] \
-        [base:=auto|fixed|floating] [base_state_timeout:=0.1]
+        [base:=auto|fixed|floating] [base_state_timeout:=0.1] [kc_certificate:=/path/certs]
 
 Without urdf_file the node follows the robot_description topic, as published
 by robot_state_publisher. Parameters: config/robot_dynamics.yaml documents
-every one; urdf_file, base and base_state_timeout arguments, when given,
-override the file's values.
+every one; urdf_file, base, base_state_timeout and kc_certificate
+arguments, when given, override the file's values.
 """
 
 from pathlib import Path
@@ -38,14 +38,18 @@ def _checked_arguments(context):
     base = LaunchConfiguration("base").perform(context)
     timeout = LaunchConfiguration("base_state_timeout").perform(context)
     namespace = LaunchConfiguration("namespace").perform(context)
+    certificate = LaunchConfiguration("kc_certificate").perform(context)
     if not Path(params_file).is_file():
         raise RuntimeError(f"params_file:={params_file!r} is not a file")
     if urdf_file and not Path(urdf_file).is_file():
         raise RuntimeError(f"urdf_file:={urdf_file!r} is not a file")
+    if certificate and not Path(certificate).exists():
+        raise RuntimeError(f"kc_certificate:={certificate!r} is no certificate file or directory")
     if base and base not in BASES:
         raise RuntimeError(f"base:={base!r} is not one of {', '.join(BASES)}")
     # Only the arguments given: values set in the YAML still count otherwise.
-    overrides = {name: value for name, value in (("urdf_file", urdf_file), ("base", base)) if value}
+    overrides = {name: value for name, value in (("urdf_file", urdf_file), ("base", base),
+                                                 ("kc_certificate", certificate)) if value}
     if timeout:
         try:
             overrides["base_state_timeout"] = float(timeout)
@@ -91,6 +95,10 @@ def generate_launch_description():
             "base_state_timeout", default_value="",
             description="Floating base: seconds within which a joint state's odometry must be "
             "stamped; empty: the params_file's value"),
+        DeclareLaunchArgument(
+            "kc_certificate", default_value="",
+            description="A K_c certificate file, or a directory searched for the served model's "
+            "(robot_dynamics_certify); empty: the params_file's value"),
         DeclareLaunchArgument(
             "namespace", default_value="",
             description="Namespace of the node and of its robot_description and joint_states"),

@@ -237,7 +237,8 @@ def test_demo_launch_names_every_node_once_and_its_gravity_torques_equal_pinocch
                         also_record={"joint_states": JointState})
     launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics_demo.launch.py", "namespace:=demo")
     try:
-        peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, launch)
+        values = peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, launch)
+        assert values["kc_certificate"].endswith("/certificates/puma560.kc.json"), values  # the PUMA's
         wait_for_nodes(peer, {"/demo/robot_dynamics", "/demo/puma_demo_stream"}, launch)
         # The graph settles within a discovery round: look again before judging.
         time.sleep(2.0)
@@ -295,6 +296,7 @@ def test_demo_launch_with_solo12_serves_a_floating_base(workspace, tmp_path):
     ("base:=wheeled", "base:='wheeled' is not one of auto, fixed, floating"),
     ("base_state_timeout:=soon", "base_state_timeout:='soon' is not a number of seconds"),
     ("base_state_timeout:=-1", "base_state_timeout:='-1' is not within 0 to 3600 s"),
+    ("kc_certificate:=/nonexistent/certs", "kc_certificate:='/nonexistent/certs' is no certificate file or directory"),
 ])
 def test_a_bad_argument_fails_the_launch_with_a_clear_error(workspace, tmp_path, argument, message):
     launch = Launch(workspace, tmp_path / "launch.log", "robot_dynamics.launch.py", argument)
