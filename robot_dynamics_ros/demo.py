@@ -165,8 +165,15 @@ def main(argv=None):
     init_without_signal_handlers(argv if options.no_node else
                                  list(argv) + ["--ros-args", "--disable-stdout-logs"])
     monitor = None  # made second: it prints the introduction, the stream may fail first
+    node = None  # made last, in this process unless --no-node
+
+    def ready():
+        # the node in this process says so the moment it serves; one in
+        # another process in its diagnostics, once a second
+        return node.serves() if node is not None else monitor is not None and monitor.node_serves()
+
     try:
-        nodes = [stream(options.rate, ready=lambda: monitor is not None and monitor.node_serves())]
+        nodes = [stream(options.rate, ready=ready)]
     except ExampleRobotDataMissing as error:
         rclpy.try_shutdown()
         print(f"robot_dynamics_demo: error: {error}", file=sys.stderr)
@@ -176,16 +183,17 @@ def main(argv=None):
     if not options.no_node:
         # the PUMA's K_c certificates (demo_puma): its interval from the first output
         certificates = [Parameter("kc_certificate", value=str(CERTIFICATES))] if options.robot == "puma" else []
-        nodes.append(DynamicsNode(parameter_overrides=certificates))
+        node = DynamicsNode(parameter_overrides=certificates)
+        nodes.append(node)
     executor = EventsExecutor()
-    for node in nodes:
-        executor.add_node(node)
+    for each in nodes:
+        executor.add_node(each)
     try:
         spin_until_stopped(executor, lambda: not (monitor.finished() or monitor.gave_up()))
         gave_up = monitor.gave_up()
     finally:
-        for node in nodes:
-            node.destroy_node()
+        for each in nodes:
+            each.destroy_node()
         rclpy.try_shutdown()
     if gave_up:
         print("no outputs from the robot_dynamics node: giving up", file=sys.stderr)

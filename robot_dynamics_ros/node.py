@@ -191,6 +191,10 @@ class DynamicsNode(Node):
         self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
         self._log_waiting()
 
+    def serves(self) -> bool:
+        """Whether a model is served: joint states are answered from now on."""
+        return self._service.live is not None
+
     def _log_waiting(self):
         """Until a model is served, say where the node looks for one: silence looks like a hang."""
         if self._service.live is not None:
