@@ -47,3 +47,30 @@ def test_the_loop_tracks_the_trajectory(puma):
         worst = max(worst, np.abs(q - desired_motion(k / 500.0)[0]).max())
     # a 500 Hz loop at 10 rad/s: errors of milliradians, not the drift of an open loop
     assert worst < 0.02
+
+
+def test_the_simulation_serves_the_pumas_certificate_and_runs_on_without_one(tmp_path, monkeypatch):
+    """Its model takes the PUMA's K_c interval from the shipped certificate;
+    a stale certificate (another method version) leaves the first bound and
+    the same motion, not a failed demo."""
+    import json
+    import shutil
+
+    from robot_dynamics_ros import demo_puma
+    from robot_dynamics_ros.dynamics.kc import refinement_for
+
+    served = dynamics.load_urdf(dynamics.puma_urdf())
+    certified = SimulatedPuma(served, 500.0)()
+    document = json.loads((demo_puma.CERTIFICATES / "puma560.kc.json").read_text())
+    interval = refinement_for(served).interval
+    assert (interval.lower, interval.upper) == (document["kc_global_lower"], document["kc_global"])
+    stale = tmp_path / "certificates"
+    shutil.copytree(demo_puma.CERTIFICATES, stale)
+    for path in stale.glob("*.kc.json"):
+        path.write_text(json.dumps(dict(json.loads(path.read_text()), method_version=0)))
+    monkeypatch.setattr(demo_puma, "CERTIFICATES", stale)
+    bare = dynamics.load_urdf(dynamics.puma_urdf())
+    motion = SimulatedPuma(bare, 500.0)()
+    assert refinement_for(bare).interval.upper > document["kc_global"]  # its first bound
+    np.testing.assert_array_equal(motion[0], certified[0])
+    np.testing.assert_array_equal(motion[1], certified[1])

@@ -18,10 +18,11 @@ The JSON document's keys (docs/design.md, Executables): ``kc_global``,
 (null; or link, mass_max, low, high, with ``vertices`` and
 ``witness_payload``: ``verify_range``), ``method``, ``method_version``,
 ``seconds``, and ``model_name``, ``joint_names``, ``payloads`` (the model's
-own payloads, for the reader: ``model_hash`` covers them), ``gap``, ``work`` (boxes bounded, units, worker seconds),
-``parts`` (per part: ``coordinates``, ``kind`` (``boxes``,
-``first_bound`` or ``constant``), ``upper``, ``lower``, ``witness``,
-``threshold``, ``boxes``), ``leaves_file``, ``leaves_sha256``.
+own payloads, for the reader: ``model_hash`` covers them), ``gap``, ``work``
+(boxes bounded, units, worker seconds), ``parts`` (per part:
+``coordinates``, ``kind`` (``boxes``, ``first_bound`` or ``constant``),
+``upper``, ``lower``, ``witness``, ``threshold``, ``boxes``),
+``leaves_file``, ``leaves_sha256``.
 """
 from __future__ import annotations
 
