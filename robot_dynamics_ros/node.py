@@ -197,7 +197,7 @@ class DynamicsNode(Node):
 
     def _log_waiting(self):
         """Until a model is served, say where the node looks for one: silence looks like a hang."""
-        if self._service.live is not None:
+        if self.serves():
             self._waiting_timer.cancel()
             return
         # after a refused description "building it" alone would mislead
