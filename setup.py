@@ -44,8 +44,18 @@ def _build_dir(prefix: Path) -> Path:
     pip's isolated build environments, whose prefix is new every time."""
     if prefix != Path(sys.prefix).resolve():
         return Path(tempfile.mkdtemp(prefix="robot_dynamics_ros-cmake-"))
-    key = hashlib.sha256(f"{prefix}|{sys.executable}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{prefix}|{sys.executable}|ninja".encode()).hexdigest()[:12]
     return ROOT / "build" / f"cmake-{key}"
+
+
+def _ninja() -> str:
+    """The ninja of the ``ninja`` wheel (requirements/build.txt): CMake's
+    Ninja generator schedules rosidl's generators and compilers with less
+    overhead than its Makefiles (docs/benchmarks.md, "A cheaper build of
+    the messages")."""
+    import ninja
+
+    return str(Path(ninja.BIN_DIR) / "ninja")
 
 
 class BuildWithMessages(build_py):
@@ -56,9 +66,16 @@ class BuildWithMessages(build_py):
         stage = build / "stage"
         shutil.rmtree(stage, ignore_errors=True)
         env = dict(os.environ, AMENT_PREFIX_PATH=str(prefix))
-        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={stage}",
-                        f"-DCMAKE_PREFIX_PATH={prefix}", f"-DPython3_EXECUTABLE={sys.executable}",
-                        "-DBUILD_TESTING=OFF", "-DCMAKE_BUILD_TYPE=Release", "-DROBOT_DYNAMICS_ROS_PYTHON_ONLY=ON"],
+        # No CMAKE_BUILD_TYPE: the compiler's defaults, as colcon builds a
+        # package unless told otherwise. The generated code converts and
+        # (de)serializes messages field by field, each field one call into
+        # rclpy or Fast CDR, and the node publishes bytes it serializes
+        # itself (cdr.py): optimizing it slows the build and buys nothing
+        # measurable (docs/benchmarks.md, "A cheaper build of the messages").
+        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={_ninja()}",
+                        f"-DCMAKE_INSTALL_PREFIX={stage}", f"-DCMAKE_PREFIX_PATH={prefix}",
+                        f"-DPython3_EXECUTABLE={sys.executable}", "-DBUILD_TESTING=OFF",
+                        "-DROBOT_DYNAMICS_ROS_PYTHON_ONLY=ON"],
                        check=True, env=env, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 1)],
                        check=True, env=env, stdout=subprocess.DEVNULL)
