@@ -39,7 +39,6 @@ unset PYTHONDONTWRITEBYTECODE
 # of the functions it calls: key the cache by the sources of dynamics/
 export NUMBA_CACHE_DIR="$PWD/$venv/numba-cache/$(find robot_dynamics_ros/dynamics -name '*.py' | sort | xargs cat | sha256sum | cut -c1-16)"
 mkdir -p "$venv/.installed"
-beside=(env)  # what runs beside the demo's compile (below) runs at a lower priority
 # Installs the requirement files named whose stamp (a hash of the file and the
 # constraints) is not in .venv/.installed, in one uv call: a later command
 # installs only what it adds.
@@ -53,7 +52,7 @@ install_sets() {
     fi
   done
   [ ${#files[@]} -gt 0 ] || return 0
-  "${beside[@]}" "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -c requirements/constraints.txt "${files[@]}"
+  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -c requirements/constraints.txt "${files[@]}"
   for set in "${done[@]}"; do echo "${set#*=}" > "$venv/.installed/${set%%=*}"; done
 }
 install_sets dynamics
@@ -63,18 +62,17 @@ install_sets dynamics
 want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg srv/*.srv launch/* config/* \
   $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
-compiling=
+compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
   # the demo runs, below (numba's cache is keyed by the file). It compiles a
-  # function at a time, on one core, and is the longest path: the installs
-  # and CMake get what is left.
+  # function at a time, on one core: CMake gets what is left.
   PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma &
-  compiling=$! beside=(nice -n 10)
+  compiling=$! build=(nice -n 10)
 fi
 install_sets $sets
 if [ -n "$stale" ]; then
-  "${beside[@]}" "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation \
+  "${build[@]}" "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation \
     --reinstall-package robot_dynamics_ros .
   echo "$want" > "$venv/.installed/package"
 fi
