@@ -3,9 +3,9 @@
 Tracks the trajectory of Mohan and Saha (2007), "A recursive, numerically
 stable, and efficient simulation algorithm for serial robots", Eq. (38).
 
-``python -m robot_dynamics_ros.demo_puma`` compiles, in a process of its own,
-the kernels a first demo runs (``scripts/run.sh`` starts it while it builds
-the messages).
+``python -m robot_dynamics_ros.demo_puma`` compiles the kernels a first demo
+runs, on two cores (``compile_kernels``; ``scripts/run.sh`` starts it while
+it builds the messages).
 
 The PUMA's K_c certificates, without a payload and with the demo's, ship in
 ``CERTIFICATES`` (made by ``scripts/demo_certificates.py``): the demo's node
@@ -13,13 +13,21 @@ and its simulation serve them, so the demo shows K_c as tight as certified
 from its first output and never computes (nor compiles) a first bound.
 """
 import os
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numba
 import numpy as np
 
 from robot_dynamics_ros import dynamics
+from robot_dynamics_ros.dynamics.bounds import bound_values
+from robot_dynamics_ros.dynamics.christoffel import christoffel_tree
+from robot_dynamics_ros.dynamics.coriolis import coriolis
+from robot_dynamics_ros.dynamics.crba import crba
 from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, serve_certificate
+from robot_dynamics_ros.dynamics.kinematics import composite_inertias, forward_kinematics
+from robot_dynamics_ros.dynamics.rnea import gravity
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory
 
 CERTIFICATES = Path(__file__).resolve().with_name("certificates")
@@ -118,8 +126,48 @@ class SimulatedPuma:
         return sample
 
 
+def compile_kernels(model):
+    """Compile into numba's cache what the demo runs on the PUMA (a chain):
+    ``all_terms`` without Gamma (the K_c interval comes from the
+    certificate), on two cores.
+
+    numba compiles one function at a time and a first demo waits for it.
+    So a forked child compiles the Christoffel symbols' recursion, Algorithm
+    1 and the forward kinematics while this process compiles the bounds,
+    the mass matrix, the composite inertias and gravity, each with the
+    argument types ``compute_all_terms`` passes it (its ``data.model`` and
+    ``data``; one-dimensional arrays of any strides, the rest C-contiguous:
+    ``calls``). Then one second of the motion compiles ``compute_all_terms``
+    itself, which finds its callees in the cache. Without ``os.fork``, all
+    in this process.
+    """
+    data = numba.typeof(model.data(np.dtype(np.float64)))
+    record, blocks = data.field_dict["model"], data.field_dict["blocks"]
+    vector = numba.types.Array(numba.float64, 1, "A")
+    matrix = numba.types.Array(numba.float64, 2, "C")
+    tensor = numba.types.Array(numba.float64, 3, "C")
+    halves = (((christoffel_tree, (record, data, blocks)), (coriolis, (record, data, vector, matrix)),
+               (forward_kinematics, (record, data, vector))),
+              ((bound_values, (data, tensor, matrix, vector, vector)), (crba, (record, data, matrix)),
+               (composite_inertias, (record, data)), (gravity, (record, data, vector))))
+    child = os.fork() if hasattr(os, "fork") else None
+    if child == 0:
+        status = 1
+        try:
+            for kernel, types in halves[0]:
+                kernel.compile(types)
+            status = 0
+        except Exception:
+            traceback.print_exc()  # the compile below does what is left
+        finally:
+            os._exit(status)
+    for kernel, types in halves[1] if child else halves[0] + halves[1]:
+        kernel.compile(types)
+    if child:
+        os.waitpid(child, 0)
+    SimulatedPuma(model, 500.0)()
+
+
 if __name__ == "__main__":
-    # One second of the motion compiles what a first demo runs: all_terms
-    # (the K_c interval comes from the PUMA's certificate).
-    SimulatedPuma(dynamics.load_urdf(dynamics.puma_urdf()), 500.0)()
+    compile_kernels(dynamics.load_urdf(dynamics.puma_urdf()))
     os._exit(0)  # the next second, already under way on the simulation's thread, is not needed

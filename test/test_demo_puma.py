@@ -74,3 +74,40 @@ def test_the_simulation_serves_the_pumas_certificate_and_runs_on_without_one(tmp
     assert refinement_for(bare).interval.upper > document["kc_global"]  # its first bound
     np.testing.assert_array_equal(motion[0], certified[0])
     np.testing.assert_array_equal(motion[1], certified[1])
+
+
+_COMPILE_IN_TWO = """
+import os
+from numba.core import event
+from robot_dynamics_ros import demo_puma, dynamics
+
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+demo_puma.compile_kernels(dynamics.load_urdf(dynamics.puma_urdf()))
+print(" ".join(compiled), flush=True)
+os._exit(0)
+"""
+
+
+def test_the_demos_compile_in_two_processes_compiles_each_kernel_once(tmp_path):
+    """``compile_kernels`` hands a child the Christoffel recursion, Algorithm
+    1 and the forward kinematics with the types ``compute_all_terms`` passes
+    them: with an empty cache, this process then compiles none of them (a
+    type that differed would compile them again, on the demo's longest
+    path), and a second run compiles nothing at all."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    runs = [subprocess.run([sys.executable, "-c", _COMPILE_IN_TWO], env=env, capture_output=True, text=True,
+                           timeout=600, check=True).stdout.split() for _ in range(2)]
+    first, second = runs
+    assert {"compute_all_terms", "bound_values", "crba"} <= set(first)
+    assert not {"christoffel_tree", "coriolis", "forward_kinematics", "body_velocities"} & set(first), first
+    assert second == [], second
