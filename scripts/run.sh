@@ -65,8 +65,8 @@ stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo y
 compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
-  # the demo runs, below (numba's cache is keyed by the file). It compiles a
-  # function at a time, on one core: CMake gets what is left.
+  # the demo runs, below (numba's cache is keyed by the file), in two
+  # processes (demo_puma.compile_kernels): CMake gets what they leave.
   PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma &
   compiling=$! build=(nice -n 10)
 fi
