@@ -10,6 +10,7 @@ in .venv/colcon. Where launch_ros or colcon is missing the module is skipped,
 and says so in the warnings summary of every run.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -306,3 +307,42 @@ def test_a_bad_argument_fails_the_launch_with_a_clear_error(workspace, tmp_path,
     assert code != 0, log
     assert message in log, log
     assert "process started" not in log, log
+
+
+# The messages pip's route builds (setup.py: Python only, the IDL read without
+# its comments, CMakeLists.txt) against the ones colcon builds from the same files
+
+
+@pytest.mark.parametrize("interface, types", [
+    ("msg/DynamicsState", {"DynamicsState": "DynamicsState"}),
+    ("msg/DynamicsModel", {"DynamicsModel": "DynamicsModel"}),
+    ("srv/IdentifyPayload", {"IdentifyPayload_Request": "IdentifyPayload.Request",
+                             "IdentifyPayload_Response": "IdentifyPayload.Response"}),
+])
+def test_the_pip_built_messages_carry_the_type_hashes_of_colcon_s_build(workspace, interface, types):
+    """What a subscriber matches on, the type hash, is the same whichever way
+    the package was built: a controller built with colcon talks to a node
+    from scripts/run.sh."""
+    import importlib
+
+    import rclpy
+
+    kind = interface.split("/")[0]
+    described = json.loads((workspace / "install" / "robot_dynamics_ros" / "share" / "robot_dynamics_ros"
+                            / f"{interface}.json").read_text())
+    colcon = {entry["type_name"]: entry["hash_string"] for entry in described["type_hashes"]}
+    module = importlib.import_module(f"robot_dynamics_ros.{kind}")  # the venv's, built by pip
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = rclpy.create_node("type_hashes", context=context)
+        for name, attribute in types.items():
+            message = module
+            for part in attribute.split("."):
+                message = getattr(message, part)
+            topic = f"type_hash_{name.lower()}"
+            node.create_publisher(message, topic, 1)
+            [info] = node.get_publishers_info_by_topic(topic)
+            assert str(info.topic_type_hash) == colcon[f"robot_dynamics_ros/{kind}/{name}"], name
+    finally:
+        rclpy.shutdown(context=context)
