@@ -27,6 +27,7 @@ from robot_dynamics_ros.dynamics.coriolis import coriolis
 from robot_dynamics_ros.dynamics.crba import crba
 from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, serve_certificate
 from robot_dynamics_ros.dynamics.kinematics import composite_inertias, forward_kinematics
+from robot_dynamics_ros.dynamics.records import data_type
 from robot_dynamics_ros.dynamics.rnea import gravity
 from robot_dynamics_ros.dynamics.simulate import mohan_saha_trajectory
 
@@ -133,15 +134,17 @@ def compile_kernels(model):
 
     numba compiles one function at a time and a first demo waits for it.
     So a forked child compiles the Christoffel symbols' recursion, Algorithm
-    1 and the forward kinematics while this process compiles the bounds,
-    the mass matrix, the composite inertias and gravity, each with the
-    argument types ``compute_all_terms`` passes it (its ``data.model`` and
-    ``data``; one-dimensional arrays of any strides, the rest C-contiguous:
-    ``calls``). Then one second of the motion compiles ``compute_all_terms``
-    itself, which finds its callees in the cache. Without ``os.fork``, all
-    in this process.
+    1 and the forward kinematics while this process compiles the records'
+    constructors (making the model's data), the bounds, the mass matrix, the
+    composite inertias and gravity, each with the argument types
+    ``compute_all_terms`` passes it (its ``data.model`` and ``data``, whose
+    type ``records.data_type`` knows before the constructors are compiled;
+    one-dimensional arrays of any strides, the rest C-contiguous: ``calls``).
+    Then one second of the motion compiles ``compute_all_terms`` itself,
+    which finds its callees in the cache. Without ``os.fork``, all in this
+    process.
     """
-    data = numba.typeof(model.data(np.dtype(np.float64)))
+    data = data_type(model, np.dtype(np.float64))
     record, blocks = data.field_dict["model"], data.field_dict["blocks"]
     vector = numba.types.Array(numba.float64, 1, "A")
     matrix = numba.types.Array(numba.float64, 2, "C")
@@ -161,6 +164,7 @@ def compile_kernels(model):
             traceback.print_exc()  # the compile below does what is left
         finally:
             os._exit(status)
+    model.data(np.dtype(np.float64))
     for kernel, types in halves[1] if child else halves[0] + halves[1]:
         kernel.compile(types)
     if child:

@@ -23,3 +23,19 @@ def test_the_kernels_can_be_cached(base):
         assert kernel.overloads, f"{kernel.py_func.__name__} was not compiled"
         for signature, compiled in kernel.overloads.items():
             assert not compiled.library.has_dynamic_globals, (kernel.py_func.__name__, signature)
+
+
+@pytest.mark.parametrize("robot, base", [("puma", "fixed"), ("puma", "floating"), ("tree", "floating")])
+@pytest.mark.parametrize("precision", [np.float64, np.float32])
+def test_the_type_of_a_model_s_data_is_known_before_it_is_made(robot, base, precision):
+    """``records.data_type``, which the demo's compile gives the kernels before
+    the records' constructors are compiled, is the type of the data itself."""
+    import numba
+
+    from robots import random_urdf
+    from robot_dynamics_ros.dynamics.records import data_type
+
+    urdf = dynamics.puma_urdf() if robot == "puma" else random_urdf(np.random.default_rng(5), 7, tree=True)
+    model = dynamics.load_urdf(urdf, base=base)
+    dtype = np.dtype(precision)
+    assert data_type(model, dtype) == numba.typeof(model.data(dtype))

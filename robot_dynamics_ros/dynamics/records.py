@@ -108,7 +108,13 @@ def _record(proxy, fields):
 
 
 def model_record(model, dtype):
-    """The ``ModelRecord`` of a ``Model`` in float64 or float32.
+    """The ``ModelRecord`` of a ``Model`` in float64 or float32 (its fields:
+    ``model_fields``)."""
+    return _record(ModelRecord, model_fields(model, dtype))
+
+
+def model_fields(model, dtype):
+    """The fields of ``model_record(model, dtype)``, by name.
 
     The kernels' body frames are the URDF joint frames turned so that each
     joint axis is their z axis (``axis_frame``): a joint then turns or
@@ -146,8 +152,7 @@ def model_record(model, dtype):
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
                              if fields[name].dtype.kind == "i" else dtype)
               for name in fields}
-    return _record(ModelRecord, {**arrays, "floating": True if model.floating else None,
-                                 "dense_slices": True if layout.dense else None})
+    return {**arrays, "floating": True if model.floating else None, "dense_slices": True if layout.dense else None}
 
 
 def axis_frame(axis):
@@ -165,10 +170,28 @@ def axis_frame(axis):
 
 def new_data(record, nb, nv, blocks, dtype):
     """A ``Data`` for the ``ModelRecord`` ``record`` (its field ``model``),
-    with zeroed work arrays for nb bodies, nv joints of q and the blocks of
-    Gamma's slices (``slices.SliceLayout.total`` numbers)."""
+    with the work arrays of ``work_arrays``."""
+    return _record(Data, {"model": record, **work_arrays(nb, nv, blocks, dtype)})
+
+
+def work_arrays(nb, nv, blocks, dtype):
+    """``DATA_SHAPES`` as zeroed arrays for nb bodies, nv joints of q and the
+    blocks of Gamma's slices (``slices.SliceLayout.total`` numbers)."""
     sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "nb+6": nb + 6, "blocks": blocks}
-    fields = {"model": record}
-    fields.update({name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
-                   for name, shape in DATA_SHAPES.items()})
-    return _record(Data, fields)
+    return {name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
+            for name, shape in DATA_SHAPES.items()}
+
+
+def data_type(model, dtype):
+    """numba's type of ``model.data(dtype)``, without making one.
+
+    The records' constructors are compiled kernels themselves: with this
+    type, kernels can be compiled for a model's data before they are
+    (``demo_puma.compile_kernels`` does, in two processes)."""
+    def field_types(fields):
+        return [(name, numba.typeof(value, numba.core.typing.typeof.Purpose.argument))
+                for name, value in fields.items()]
+
+    record = ModelRecordType(field_types(model_fields(model, dtype)))
+    return DataType([("model", record),
+                     *field_types(work_arrays(model.nb, model.nv, model.slice_layout.total, dtype))])
