@@ -70,19 +70,10 @@ if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma &
   compiling=$! build=(nice -n 10)
 fi
-install_sets build
-if [ -n "$stale" ]; then
-  # the package's wheel is built while the rest (rclpy, Fast DDS, ...) comes in
-  rm -rf build/wheel
-  "${build[@]}" "$venv/bin/uv" build --quiet --wheel --no-build-isolation --python "$venv/bin/python" \
-    --out-dir build/wheel . &
-  building=$!
-fi
 install_sets $sets
 if [ -n "$stale" ]; then
-  wait "$building"
-  "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --reinstall-package robot_dynamics_ros \
-    build/wheel/robot_dynamics_ros-*.whl
+  "${build[@]}" "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation \
+    --reinstall-package robot_dynamics_ros .
   echo "$want" > "$venv/.installed/package"
 fi
 [ -z "$compiling" ] || wait "$compiling" || true  # if it failed, the demo compiles
