@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.typing.typeof import Purpose
 from numba.experimental import structref
 
 from .inertia import pack_inertia, unpack_inertia
@@ -152,7 +153,8 @@ def model_fields(model, dtype):
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
                              if fields[name].dtype.kind == "i" else dtype)
               for name in fields}
-    return {**arrays, "floating": True if model.floating else None, "dense_slices": True if layout.dense else None}
+    return {**arrays, "floating": True if model.floating else None,
+            "dense_slices": True if layout.dense else None}
 
 
 def axis_frame(axis):
@@ -185,12 +187,12 @@ def work_arrays(nb, nv, blocks, dtype):
 def data_type(model, dtype):
     """numba's type of ``model.data(dtype)``, without making one.
 
-    The records' constructors are compiled kernels themselves: with this
-    type, kernels can be compiled for a model's data before they are
-    (``demo_puma.compile_kernels`` does, in two processes)."""
+    The records' constructors are compiled kernels too: with this type the
+    other kernels can be compiled for a model's data before the constructors
+    are (``demo_puma.compile_kernels`` does so, in two processes). The types
+    are those numba gives the constructors' arguments."""
     def field_types(fields):
-        return [(name, numba.typeof(value, numba.core.typing.typeof.Purpose.argument))
-                for name, value in fields.items()]
+        return [(name, numba.typeof(value, Purpose.argument)) for name, value in fields.items()]
 
     record = ModelRecordType(field_types(model_fields(model, dtype)))
     return DataType([("model", record),
