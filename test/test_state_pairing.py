@@ -131,12 +131,18 @@ def run_and_check(tmp_path, robot: str, node_args, payload_link: str, heavier_li
             library[revision] = model
         return library[revision]
 
-    mismatches, worst = [], 0.0
+    # ~/model is reliable, transient local, depth 1 (docs/design.md): a model
+    # the node replaced before this reader, on a loaded machine, took it is
+    # never delivered, and the last one always is. The states of a replaced
+    # revision cannot be checked against their model here.
+    replaced = {s.model_revision for s in states} - set(by_revision)
+    assert by_revision and all(r < max(by_revision) for r in replaced), (replaced, sorted(by_revision))
+    mismatches, worst, checked = [], 0.0, 0
     for state in states:
         ns = state.header.stamp.sec * 10**9 + state.header.stamp.nanosec
-        if state.model_revision not in by_revision:
-            mismatches.append((ns, f"revision {state.model_revision} never announced on ~/model"))
+        if state.model_revision in replaced:
             continue
+        checked += 1
         announced = by_revision[state.model_revision]
         model = model_of(state.model_revision)
         nv = model.nv
@@ -164,14 +170,15 @@ def run_and_check(tmp_path, robot: str, node_args, payload_link: str, heavier_li
         worst = max(worst, *errors)
         if max(errors) > TOLERANCE:
             mismatches.append((ns, f"M, C, g differ from revision {state.model_revision}'s model: {errors}"))
-    revisions = sorted({s.model_revision for s in states})
+    revisions = sorted({s.model_revision for s in states} - replaced)
     payloads = {len(by_revision[r].payloads) and by_revision[r].payloads[0].inertia.m for r in revisions}
     print(f"{robot}: {len(stream.inputs)} joint states sent, {len(states)} states received over "
-          f"{len(revisions)} revisions ({len(payloads)} payload masses), worst error {worst:.1e}, "
+          f"{len(revisions)} revisions ({len(payloads)} payload masses), {checked} checked "
+          f"(revisions replaced before ~/model delivered them: {sorted(replaced)}), worst error {worst:.1e}, "
           f"{len(mismatches)} mismatches")
     assert not mismatches, mismatches[:5]
     # the run covered what it is meant to: the start-up, every swap, both descriptions
-    assert len(states) > 500  # a loaded machine loses many (best effort), never a wrong one
+    assert checked > 500  # a loaded machine loses many (best effort), never a wrong one
     # a loaded builder folds requests that arrive while it builds into one model
     assert len(revisions) >= 4, revisions
     assert {by_revision[r].description_sha256 for r in revisions} == set(descriptions)
