@@ -2,6 +2,7 @@
 
     python bench/bench_node.py [--robot panda] [--rounds 3] [--duration 20] [--rate 1000]
                                [--baseline CHECKOUT] [--kc-time-budget S] [--kc-certificate FILE]
+                               [--fifo PRIORITY]
 
 The node runs as its own process (``python -m robot_dynamics_ros.node``); this
 process publishes joint states from a thread (and, for a floating base,
@@ -20,7 +21,10 @@ A, B, C, ...), so that the machine's load falls on all alike:
   serving that K_c certificate (``kc_certificate``), and the node without it
   refining its K_c interval in the background for the round's whole length
   (``kc_refinement.time_budget``), beside ``state`` (neither): what a
-  certificate spares the control loop.
+  certificate spares the control loop;
+- ``fifo``: with ``--fifo PRIORITY``, ``state`` with the node's process
+  (all its threads) under ``chrt -f PRIORITY``, the real-time scheduling a
+  control computer gives its controllers (Linux; needs the right to it).
 
 The peer subscribes to what a controller of each revision reads for M, C,
 g and the bounds, so that DDS delivers (and the node serializes and sends)
@@ -170,7 +174,9 @@ def one_round(config, options, path, names, floating, baseline, results):
         args += ["-p", f"kc_certificate:={options.kc_certificate}"]
     if config == "refining":
         args += ["-p", f"kc_refinement.time_budget:={options.duration + 60.0}"]
-    node = harness.NodeProcess(*args, log_path=log, **({"repo": baseline} if config == "baseline" else {}))
+    prefix = ("chrt", "-f", str(options.fifo)) if config == "fifo" else ()
+    node = harness.NodeProcess(*args, log_path=log, prefix=prefix,
+                               **({"repo": baseline} if config == "baseline" else {}))
     stream = Stream(peer, names, options.rate, floating)
     try:
         serving = peer.wait_for_model(load_urdf(path).name, 180.0, node)
@@ -220,6 +226,8 @@ def main():
                         help="the nodes' kc_refinement.time_budget (default: each node's own)")
     parser.add_argument("--kc-certificate", type=Path,
                         help="a K_c certificate of the robot: adds the configurations certificate and refining")
+    parser.add_argument("--fifo", type=int, metavar="PRIORITY",
+                        help="adds the configuration fifo: the node under chrt -f PRIORITY (1-99)")
     options = parser.parse_args()
 
     harness.isolate_ros_environment()
@@ -228,6 +236,7 @@ def main():
     ROOT_LINK[0] = model.base_link
     names = list(model.joint_names)
     configs = options.configs.split(",") + (["baseline"] if options.baseline else [])
+    configs += ["fifo"] if options.fifo is not None else []
     if options.kc_certificate:
         options.kc_certificate = options.kc_certificate.absolute()
         configs += ["certificate", "refining"]

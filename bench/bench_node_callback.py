@@ -4,11 +4,15 @@
 
 Starts the node in this process (real rclpy, its publishers live, with
 ``publish_arrays`` on so that both kinds of output exist), waits until it
-serves the robot, then calls its joint_states callback directly with
-``--states`` different joint states and reports the time per call and the
-part before publishing (what /diagnostics calls compute). Nothing else shares
-the process, so the figure is the node's own cost, free of DDS and of the
-harness.
+serves the robot, then calls its callbacks directly with ``--states``
+different joint states (each after its odometry for a floating base, with
+the same stamp) and reports the time per call, publishing what the node
+publishes by default (``~/state`` and ``~/gravity_torques``). Nothing else
+shares the process, so the figure is the node's own cost, free of DDS and
+of the harness. Then the same callbacks again, on new stamps, with the node's
+``compute_outputs`` handing back one stored result: what the node spends
+on a joint state besides the dynamics (reading, checking, pairing,
+serializing, publishing).
 
 Then, on the same states and the same ``all_terms`` results, the cost of the
 outputs alone, paired per state in alternation (so the machine's load falls
@@ -30,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 
+import robot_dynamics_ros.node as node_module  # noqa: E402
+
 import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
@@ -42,6 +48,43 @@ from robot_dynamics_ros.node import DynamicsNode  # noqa: E402
 def report(label, seconds):
     us = 1e6 * np.asarray(seconds)
     print(f"{label}: mean {us.mean():.1f} us, p50 {np.median(us):.1f} us, p99 {np.percentile(us, 99):.1f} us")
+
+
+def full_state_of(live, msg, floating):
+    """q, qd of a joint state, the base at a fixed pose and twist for a floating model."""
+    q, qd = live.matcher.match(msg)
+    if floating:
+        q, qd = full_state(np.r_[0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0], np.full(6, 0.1), q, qd)
+    return q, qd
+
+
+def time_callbacks(node, live, rng, names, floating, first_second, count):
+    """Seconds per joint state (with its odometry first for a floating base)
+    of ``count`` new states 1 ms apart from ``first_second``, after 200 that
+    bind the hot path: serialized beforehand, as the node takes them."""
+    messages = []
+    for k in range(200 + count):
+        stamp = harness.stamp(first_second + k // 1000, (k % 1000) * 1_000_000)
+        q, qd = rng.uniform(-1, 1, (2, len(names)))
+        pair = [serialize_message(harness.joint_state(names, q, qd, stamp_=stamp))]
+        if floating:
+            quaternion = rng.normal(size=4)
+            pose = np.r_[rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion)]
+            pair.insert(0, serialize_message(harness.odometry(stamp, pose, rng.uniform(-1, 1, 6),
+                                                              live.served.root_link)))
+        messages.append(pair)
+    callbacks = (node._on_odometry, node._on_joint_state) if floating else (node._on_joint_state,)
+    processed, dropped = node._status.processed, sum(node._status.dropped.values())
+    times = np.empty(count)
+    for k, pair in enumerate(messages):
+        start = time.perf_counter()
+        for callback, data in zip(callbacks, pair):
+            callback(data)
+        if k >= 200:
+            times[k - 200] = time.perf_counter() - start
+    if node._status.processed - processed != len(messages) or sum(node._status.dropped.values()) != dropped:
+        raise SystemExit(f"the node did not answer every joint state: {dict(node._status.dropped)}")
+    return times
 
 
 def main():
@@ -70,24 +113,27 @@ def main():
         states = [harness.joint_state(names, q, qd, stamp_=harness.stamp(1, k))
                   for k, (q, qd) in enumerate(rng.uniform(-1, 1, (args.states, 2, len(names))))]
         label = f"{args.robot} ({model.nv} DoF{', floating' if args.floating else ''})"
-        if not args.floating:  # the whole callback (a floating base also needs odometry)
-            serialized = [serialize_message(msg) for msg in states]  # as the node takes them
-            for data in serialized[:200]:  # the first calls bind the hot path
-                node._on_joint_state(data)
-            times = np.empty(len(states))
-            for k, data in enumerate(serialized):
-                start = time.perf_counter()
-                node._on_joint_state(data)
-                times[k] = time.perf_counter() - start
-            report(f"{label}, {len(states)} joint states, callback with ~/state and the arrays", times)
+        callbacks = "odometry and joint state callbacks" if args.floating else "callback"
+        for without_dynamics in (False, True):
+            stored = compute_outputs(model, *full_state_of(live, states[0], args.floating), args.christoffel)
+            if without_dynamics:
+                node_module.compute_outputs = lambda *_: stored
+            node._publish_arrays = False  # as the node runs by default: ~/state and ~/gravity_torques
+            try:
+                # the second run's stamps after the first's
+                first_second = 10 + without_dynamics * (len(states) // 1000 + 2)
+                times = time_callbacks(node, live, rng, names, args.floating, first_second, len(states))
+            finally:
+                node_module.compute_outputs = compute_outputs
+                node._publish_arrays = True
+            what = "without the dynamics (one stored result)" if without_dynamics else "as by default"
+            report(f"{label}, {len(states)} joint states, {callbacks} {what}", times)
 
         # The outputs alone, on the same all_terms results
         christoffel = args.christoffel
         inputs = []
         for msg in states:
-            q, qd = live.matcher.match(msg)
-            if args.floating:
-                q, qd = full_state(np.r_[0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0], np.full(6, 0.1), q, qd)
+            q, qd = full_state_of(live, msg, args.floating)
             # as the node computes them: Gamma only when it publishes it
             inputs.append((msg.header.stamp, q, qd, compute_outputs(model, q, qd, christoffel)))
         template = live.state_template("odom" if args.floating else served.root_link, christoffel)

@@ -96,9 +96,11 @@ def _die_with_parent():
 class NodeProcess:
     """``python -m robot_dynamics_ros.node --ros-args ...`` with the repo's YAML loaded."""
 
-    def __init__(self, *ros_args: str, log_path: Path, params_file: bool = True, repo: Path = REPO):
-        """``repo``: the checkout whose node runs (another revision, for a benchmark)."""
-        command = [sys.executable, "-m", "robot_dynamics_ros.node", "--ros-args"]
+    def __init__(self, *ros_args: str, log_path: Path, params_file: bool = True, repo: Path = REPO,
+                 prefix: tuple = ()):
+        """``repo``: the checkout whose node runs (another revision, for a benchmark);
+        ``prefix``: a command the node runs under (launch_ros's ``prefix``, e.g. ``chrt``)."""
+        command = [*prefix, sys.executable, "-m", "robot_dynamics_ros.node", "--ros-args"]
         if params_file:
             command += ["--params-file", str(repo / "config" / "robot_dynamics.yaml")]
         command += list(ros_args)
