@@ -44,6 +44,7 @@ executor, DDS's) per joint state sent; joint states without output.
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -236,7 +237,11 @@ def main():
     ROOT_LINK[0] = model.base_link
     names = list(model.joint_names)
     configs = options.configs.split(",") + (["baseline"] if options.baseline else [])
-    configs += ["fifo"] if options.fifo is not None else []
+    if options.fifo is not None:
+        check = subprocess.run(["chrt", "-f", str(options.fifo), "true"], capture_output=True, text=True)
+        if check.returncode:
+            raise SystemExit(f"--fifo {options.fifo}: chrt cannot run a process so here: {check.stderr.strip()}")
+        configs.append("fifo")
     if options.kc_certificate:
         options.kc_certificate = options.kc_certificate.absolute()
         configs += ["certificate", "refining"]
