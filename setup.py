@@ -1,15 +1,14 @@
-"""pip's route to the package: the Python code, plus the messages built by the
-same CMakeLists.txt that colcon uses.
+"""pip's route to the package: the Python code, plus the messages built for
+Python by rosidl's generators (build_messages.py; colcon builds them with
+CMakeLists.txt, for C++ too).
 
-``build_py`` runs CMake (rosidl) against the ROS packages of the Python
-environment that builds the wheel (the ros-jazzy-* wheels: a venv, or pip's
-isolated build environment with pyproject.toml's build requirements), and
-packs what it installs: the generated ``robot_dynamics_ros.msg`` and
+``build_py`` builds them against the ROS packages of the Python environment
+that builds the wheel (the ros-jazzy-* wheels: a venv, or pip's isolated
+build environment with pyproject.toml's build requirements), and packs what
+that stages: the generated ``robot_dynamics_ros.msg`` and
 ``robot_dynamics_ros.srv`` and their typesupport modules into the package,
-the message libraries, the ament index entry, launch and config files and
-the ``lib/robot_dynamics_ros`` launchers into the environment's prefix. The
-messages are built for Python only (``ROBOT_DYNAMICS_ROS_PYTHON_ONLY``: the
-C type supports that rclpy uses, not the C++ ones, which colcon builds).
+the message libraries, the ament index entries, launch and config files and
+the ``lib/robot_dynamics_ros`` launchers into the environment's prefix.
 Nothing needs sourcing afterwards: the ros-wheels bootstrapper puts
 ``<prefix>/lib`` on the library path. colcon ignores this file (the package
 is ament_cmake).
@@ -18,7 +17,6 @@ is ament_cmake).
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,6 +26,15 @@ from setuptools.command.build_py import build_py
 
 PACKAGE = "robot_dynamics_ros"
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+import build_messages  # noqa: E402  (beside this file)
+
+CONSOLE_SCRIPTS = {
+    "robot_dynamics_node": "robot_dynamics_ros.node_cli",
+    "robot_dynamics_demo": "robot_dynamics_ros.demo",
+    "robot_dynamics_replay": "robot_dynamics_ros.replay",
+    "robot_dynamics_certify": "robot_dynamics_ros.certify.cli",
+}
 
 
 def _ros_prefix() -> Path:
@@ -39,23 +46,13 @@ def _ros_prefix() -> Path:
 
 
 def _build_dir(prefix: Path) -> Path:
-    """A CMake build folder kept between builds against the same prefix (a
-    venv: rebuilding after a code change then takes seconds), a fresh one for
+    """A build folder kept between builds against the same prefix (a venv:
+    reinstalling after a code change then compiles nothing), a fresh one for
     pip's isolated build environments, whose prefix is new every time."""
     if prefix != Path(sys.prefix).resolve():
-        return Path(tempfile.mkdtemp(prefix="robot_dynamics_ros-cmake-"))
-    key = hashlib.sha256(f"{prefix}|{sys.executable}|ninja".encode()).hexdigest()[:12]
-    return ROOT / "build" / f"cmake-{key}"
-
-
-def _ninja() -> str:
-    """The ninja of the ``ninja`` wheel (requirements/build.txt): CMake's
-    Ninja generator schedules rosidl's generators and compilers with less
-    overhead than its Makefiles (docs/benchmarks.md, "A cheaper build of
-    the messages")."""
-    import ninja
-
-    return str(Path(ninja.BIN_DIR) / "ninja")
+        return Path(tempfile.mkdtemp(prefix="robot_dynamics_ros-messages-"))
+    key = hashlib.sha256(f"{prefix}|{sys.executable}".encode()).hexdigest()[:12]
+    return ROOT / "build" / f"messages-{key}"
 
 
 class BuildWithMessages(build_py):
@@ -64,22 +61,12 @@ class BuildWithMessages(build_py):
         prefix = _ros_prefix()
         build = _build_dir(prefix)
         stage = build / "stage"
-        shutil.rmtree(stage, ignore_errors=True)
-        env = dict(os.environ, AMENT_PREFIX_PATH=str(prefix))
-        # No CMAKE_BUILD_TYPE: the compiler's defaults, as colcon builds a
-        # package unless told otherwise. The generated code converts and
-        # (de)serializes messages field by field, each field one call into
-        # rclpy or Fast CDR, and the node publishes bytes it serializes
-        # itself (cdr.py): optimizing it slows the build and buys nothing
-        # measurable (docs/benchmarks.md, "A cheaper build of the messages").
-        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={_ninja()}",
-                        f"-DCMAKE_INSTALL_PREFIX={stage}", f"-DCMAKE_PREFIX_PATH={prefix}",
-                        f"-DPython3_EXECUTABLE={sys.executable}", "-DBUILD_TESTING=OFF",
-                        "-DROBOT_DYNAMICS_ROS_PYTHON_ONLY=ON"],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
-        subprocess.run(["cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 1)],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
-        subprocess.run(["cmake", "--install", str(build)], check=True, env=env, stdout=subprocess.DEVNULL)
+        # the compilers' defaults, as colcon builds a package unless told
+        # otherwise: the generated code converts and (de)serializes messages
+        # field by field, and the node publishes bytes it serializes itself
+        # (cdr.py), so optimizing it buys nothing measurable (docs/benchmarks.md,
+        # "A cheaper build of the messages")
+        build_messages.build(ROOT, prefix, build, stage, CONSOLE_SCRIPTS, os.cpu_count() or 1)
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"
         staged_package = stage / "lib" / version / "site-packages" / PACKAGE
         target = Path(self.build_lib) / PACKAGE
@@ -127,11 +114,6 @@ setup(
     "Coriolis matrix, Christoffel symbols and Coriolis bounds from the URDF.",
     license="BSD-3-Clause",
     entry_points={
-        "console_scripts": [
-            "robot_dynamics_node = robot_dynamics_ros.node_cli:main",
-            "robot_dynamics_demo = robot_dynamics_ros.demo:main",
-            "robot_dynamics_replay = robot_dynamics_ros.replay:main",
-            "robot_dynamics_certify = robot_dynamics_ros.certify.cli:main",
-        ],
+        "console_scripts": [f"{name} = {module}:main" for name, module in CONSOLE_SCRIPTS.items()],
     },
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: makes .venv (once), installs into it
 # what the command needs (the pinned requirements, then the package itself,
-# whose messages CMake builds), again only when something it depends on
+# whose messages build_messages.py builds), again only when something it depends on
 # changed, then runs
 #   demo    the package's main job on the embedded PUMA (the light install:
 #           numpy, numba, urdf-parser-py, rosbags, rclpy and messages)
@@ -57,16 +57,16 @@ install_sets() {
 }
 install_sets dynamics
 # The package: a normal install (the generated robot_dynamics_ros.msg is not
-# reachable through an editable one), redone when its sources change; CMake
-# keeps its build folder in build/, so a rebuild takes seconds.
-want=$(cat setup.py pyproject.toml CMakeLists.txt package.xml msg/*.msg srv/*.srv launch/* config/* \
+# reachable through an editable one), redone when its sources change; the
+# compiled messages stay in build/ until the interfaces change.
+want=$(cat setup.py build_messages.py pyproject.toml package.xml msg/*.msg srv/*.srv launch/* config/* \
   $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
 compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
   # the demo runs, below (numba's cache is keyed by the file), in two
-  # processes (demo_puma.compile_kernels): CMake gets what they leave.
+  # processes (demo_puma.compile_kernels): the build gets what they leave.
   PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma &
   compiling=$! build=(nice -n 10)
 fi

@@ -309,8 +309,8 @@ def test_a_bad_argument_fails_the_launch_with_a_clear_error(workspace, tmp_path,
     assert "process started" not in log, log
 
 
-# The messages pip's route builds (setup.py: Python only, the IDL read without
-# its comments, CMakeLists.txt) against the ones colcon builds from the same files
+# The messages pip's route builds (build_messages.py: Python only, the IDL read without
+# its comments) against the ones colcon builds from the same files (CMakeLists.txt)
 
 
 @pytest.mark.parametrize("interface, types", [
