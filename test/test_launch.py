@@ -62,6 +62,12 @@ def workspace(tmp_path_factory):
                   "-r requirements/colcon.txt (what .ci/run does)")
         warnings.warn(reason)
         pytest.skip(reason)
+    if not (Path(sys.prefix) / "share" / "ament_cmake").is_dir():
+        reason = (f"launch files not run: colcon's underlay, ament_cmake, is not installed in {sys.prefix}; "
+                  f"to run them, {pip_install()} -c requirements/constraints.txt -r requirements/ament.txt "
+                  "(what .ci/run does)")
+        warnings.warn(reason)
+        pytest.skip(reason)
     root = tmp_path_factory.mktemp("ws")
     (root / "src").mkdir()
     (root / "src" / "robot_dynamics_ros").symlink_to(harness.REPO)
