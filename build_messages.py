@@ -31,7 +31,9 @@ build.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import re
 import shutil
@@ -95,7 +97,8 @@ def _adapt(root, package, interfaces, out):
     from rosidl_adapter import convert_to_idl
 
     for interface in interfaces:
-        idl = convert_to_idl(root, package, interface, out)
+        with contextlib.redirect_stdout(io.StringIO()):  # its "Reading input file" lines
+            idl = convert_to_idl(root, package, interface, out)
         idl.write_text(_COMMENT.sub("", idl.read_text()))
 
 
