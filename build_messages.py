@@ -11,7 +11,7 @@ classes (each generator called with the arguments file CMake would write
 it), compiled with the flags and libraries CMake gives each target. Done in
 one process, the generators' interpreter, imports and IDL grammar are paid
 once instead of six times, and there is no CMake configure (whose
-FindPython alone starts Python 17 times): about 8 s of CPU instead of 14,
+FindPython alone starts Python 17 times): about 9 s of CPU instead of 15,
 what a first demo waits for (docs/benchmarks.md, "The messages without
 CMake").
 
@@ -232,6 +232,7 @@ def _compile(package, prefix, build_dir, jobs):
 
 
 def _run(command):
+    """A compiler's command; its output only when it fails, with the error."""
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode:
         sys.stderr.write(result.stdout)

