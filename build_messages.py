@@ -70,16 +70,16 @@ def build(root: Path, prefix: Path, build_dir: Path, stage: Path, launchers: dic
         if build_dir.exists():
             shutil.rmtree(build_dir)
         build_dir.mkdir(parents=True)
-        _adapt(root, package, interfaces, build_dir / "rosidl_adapter" / package)
+        _adapt(root, package, interfaces, _adapted(build_dir, package))
         _generate(package, prefix, build_dir, interfaces)
         _compile(package, prefix, build_dir, jobs)
         marker.write_text(key)
     _stage(root, package, prefix, build_dir, stage, interfaces, launchers)
 
 
-def _idl(build_dir, package, interface):
-    """Where ``_adapt`` puts an interface's IDL: msg/X.msg -> <adapter>/msg/X.idl."""
-    return build_dir / "rosidl_adapter" / package / interface.with_suffix(".idl")
+def _adapted(build_dir, package):
+    """Where ``_adapt`` puts the interfaces' IDL: msg/X.msg -> <this>/msg/X.idl."""
+    return build_dir / "rosidl_adapter" / package
 
 
 def _libraries(package, build_dir):
@@ -112,7 +112,7 @@ def _generate(package, prefix, build_dir, interfaces):
     from rosidl_typesupport_introspection_c import generate_c as generate_introspection_c
 
     share = prefix / "share"
-    base = build_dir / "rosidl_adapter" / package
+    base = _adapted(build_dir, package)
     idls = [interface.with_suffix(".idl") for interface in interfaces]
     idl_tuples = [f"{base}:{relative}" for relative in idls]
     dependencies = [f"{dep}:{idl}" for dep in DEPENDENCIES + INDIRECT_DEPENDENCIES
@@ -250,12 +250,12 @@ def _stage(root, package, prefix, build_dir, stage, interfaces, launchers):
                     ignore=shutil.ignore_patterns("*.c"))
     for module in modules:
         shutil.copy2(module, python_package / module.name)
-    for library in libraries:
-        (stage / "lib").mkdir(exist_ok=True)
+    for library in libraries:  # lib/ exists: the Python package is below it
         shutil.copy2(library, stage / "lib" / library.name)
     share = stage / "share" / package
     for interface in interfaces:
-        relative, idl = interface.with_suffix(".idl"), _idl(build_dir, package, interface)
+        relative = interface.with_suffix(".idl")
+        idl = _adapted(build_dir, package) / relative
         (share / interface.parent).mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / interface, share / interface)
         shutil.copy2(idl, share / relative)
