@@ -301,6 +301,20 @@ def _norm_bound(A):
 
 
 @njit(cache=True, nogil=True)
+def _whole_line_factor(r, x):
+    """``sup_{|t| <= h} |phi|`` for the revolute line's rest row r of
+    ``lines_through`` (A_1, B_1, A_2, B_2: cos, sin, cos, sin of a t, a = 1
+    + r // 2) as a whole, the line's linear part included, at x = a h:
+    ``1 - cos(min(x, pi)) = 2 sin^2(min(x, pi) / 2)`` (no cancellation at
+    small x) or ``sin(min(x, pi / 2))``, widened for their rounding."""
+    a = 1 + r // 2
+    if r % 2 == 0:
+        half = np.sin(0.5 * min(a * x, np.pi))
+        return 2.0 * half * half * (1.0 + 8.0 * _EPS)
+    return np.sin(min(a * x, 0.5 * np.pi)) * (1.0 + 4.0 * _EPS)
+
+
+@njit(cache=True, nogil=True)
 def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, power, cap,
                 lipschitz, hessian, margin, sampled, grams, bounds, excess, centre_values):
     """The bounds of ``box_bounds`` from the boxes' samples gamma (boxes,
@@ -313,6 +327,8 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
     rest = np.empty(size3)
     vertex = np.empty(size3)
     size = np.empty(m)
+    along = np.empty(m)
+    apart = np.empty(m)
     corners = min(2, m)
     chosen = np.empty(corners, dtype=np.int64)
     taken = np.empty(m, dtype=np.bool_)
@@ -322,8 +338,6 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
         value = config_constant_kernel(centre.reshape((n, n, n)), grams)
         centre_values[b] = value
         row = 1
-        error = 0.0
-        own_total = 0.0
         for l in range(m):
             weight_sum = 0.0
             for j in range(samples[l]):
@@ -334,9 +348,9 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                 for e in range(size3):
                     slopes[l, e] += weight * gamma[b, row + j, e]
             size[l] = _norm_bound(slopes[l].reshape((n, n, n))) * h[l]
-            excess[b, l] = size[l] + h[l] * weight_sum * sampled
-            error += h[l] * weight_sum * sampled
+            slope_error = h[l] * weight_sum * sampled
             own = 0.0
+            whole = 0.0 if samples[l] == 4 else np.inf  # revolute: the line as a whole, below
             for r in range(rests[l]):
                 weight_sum = abs(curvature[l, r, 0])
                 for j in range(samples[l]):
@@ -349,10 +363,17 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                     for e in range(size3):
                         rest[e] += weight * gamma[b, row + j, e]
                 factor = min(scale[l, r] * h[l] ** power[l, r], cap[l, r])
-                own += factor * (_norm_bound(rest.reshape((n, n, n))) + margin + weight_sum * sampled)
+                term = _norm_bound(rest.reshape((n, n, n))) + margin + weight_sum * sampled
+                own += factor * term
+                if samples[l] == 4:
+                    whole += _whole_line_factor(r, h[l]) * term
             own = min(own, 0.5 * hessian[l, l] * h[l] * h[l])
-            excess[b, l] += own
-            own_total += own
+            # the side's terms: its own rest and slope error (a vertex side,
+            # whose first-order part is in the vertices), or the line as a
+            # whole when that is smaller (a wide side of a far box)
+            along[l] = slope_error + own
+            apart[l] = min(size[l] + slope_error + own, whole)
+            excess[b, l] = apart[l]
             row += samples[l]
         mixed = 0.0
         for l in range(m):
@@ -370,10 +391,9 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                     best = l
             chosen[c] = best
             taken[best] = True
-        unchosen = 0.0
+        sides = 0.0
         for l in range(m):
-            if not taken[l]:
-                unchosen += size[l]
+            sides += along[l] if taken[l] else apart[l]
         top = -np.inf
         for v in range(1 << corners):
             for e in range(size3):
@@ -383,7 +403,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                 for e in range(size3):
                     vertex[e] += step * slopes[chosen[c], e]
             top = max(top, config_constant_kernel(vertex.reshape((n, n, n)), grams))
-        second = top + margin + unchosen + error + own_total + mixed
+        second = top + margin + sides + mixed
         first = value + margin
         for l in range(m):
             first += h[l] * lipschitz[l]
@@ -431,16 +451,21 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     2^|S| vertices, computed for the (at most 2) sides S of largest h_l
     N'(D_l), N' the cheap ``_norm_bound`` >= N; the other sides add h_l
     N'(D_l); each side adds ``sum_r min(scale_r h^power_r, cap_r) N'(A_r)``
-    for R_l (or H_ll h_l^2 / 2, the smaller). The
-    bound is also at most the Lipschitz bound ``k_c(c) + sum_l L_l h_l``
-    (N is a norm). Rounding: ``margin`` per computed N, and the samples'
+    for R_l (or H_ll h_l^2 / 2, the smaller). A revolute side outside S
+    adds instead, when smaller, its whole change along the line,
+    ``N(Gamma(c + t_l e_l) - Gamma(c)) <= sum_a N'(A_a) (1 - cos(min(a h_l,
+    pi))) + N'(B_a) sin(min(a h_l, pi / 2))`` (``_whole_line_factor``):
+    the linear model and its rest overstate a side most of a turn wide
+    (docs/coriolis_constant.md). The bound is also at most the Lipschitz
+    bound ``k_c(c) + sum_l L_l h_l`` (N is a norm). Rounding: ``margin`` per computed N, and the samples'
     error ``entry_margin`` per entry through the l1 norm of the weights
     that combine them. A side's excess (its share of the bound above
-    k_c(c): first-order, its own rest and half its mixed terms) picks the
-    side to halve. The setup's frozen coordinates stay at ``base`` and add
-    ``frozen_bound`` (``BoxSetup``). ``offer(values, q)`` receives k_c at
-    the centres. Cost per box: 4 (revolute) or 2 (prismatic) evaluations of
-    Gamma per side, and 2^|S| + 1 evaluations of N, O(n^4) each.
+    k_c(c): first-order and its own rest, or its whole line, and half its
+    mixed terms) picks the side to halve. The setup's frozen coordinates
+    stay at ``base`` and add ``frozen_bound`` (``BoxSetup``). ``offer(values,
+    q)`` receives k_c at the centres. Cost per box: 4 (revolute) or 2
+    (prismatic) evaluations of Gamma per side, and 2^|S| + 1 evaluations of
+    N, O(n^4) each.
     """
     free, lines, base, (_, lipschitz, hessian) = setup.free, setup.lines, setup.base, setup.derivatives
     count, m = centres.shape
