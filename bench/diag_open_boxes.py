@@ -62,7 +62,10 @@ def main():
     n, m = model.nv, len(setup.free)
     grams = np.empty((n, n, n + 2))
     rng = np.random.default_rng(0)
-    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * m, indexing="ij")).reshape(m, -1).T
+
+    def corners(k):
+        """The 2^k sign vectors (2^k, k) of a box's vertices along k sides."""
+        return np.array(np.meshgrid(*[[-1.0, 1.0]] * k, indexing="ij")).reshape(k, -1).T
 
     def norm(tensor):
         return config_constant_kernel(np.ascontiguousarray(tensor.reshape(n, n, n)), grams)
@@ -100,11 +103,10 @@ def main():
         by_size = np.argsort(-size)
 
         def top(sides):
-            return max(norm(centre + sum(s * h[l] * slopes[l] for s, l in zip(signs_, sides)))
-                       for signs_ in np.array(np.meshgrid(*[[-1.0, 1.0]] * len(sides), indexing="ij"))
-                       .reshape(len(sides), -1).T)
+            return max(norm(centre + sum(s * h[l] * slopes[l] for s, l in zip(signs, sides)))
+                       for signs in corners(len(sides)))
 
-        inside = np.vstack([c + signs * h, c + h * rng.uniform(-1, 1, (400, m))])
+        inside = np.vstack([c + corners(m) * h, c + h * rng.uniform(-1, 1, (400, m))])
         sampled = max(norm(g) for g in gamma_at(inside))
         apart = np.minimum(size + own, whole)
         print(f"box {number}: bound {unit.open_bounds[order[number]] / lower:.4f}, half-widths {np.round(h, 3)}")

@@ -350,7 +350,8 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
             size[l] = _norm_bound(slopes[l].reshape((n, n, n))) * h[l]
             slope_error = h[l] * weight_sum * sampled
             own = 0.0
-            whole = 0.0 if samples[l] == 4 else np.inf  # revolute: the line as a whole, below
+            revolute = samples[l] == 4  # ``lines_through``: its line as a whole, below
+            whole = 0.0 if revolute else np.inf
             for r in range(rests[l]):
                 weight_sum = abs(curvature[l, r, 0])
                 for j in range(samples[l]):
@@ -365,7 +366,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                 factor = min(scale[l, r] * h[l] ** power[l, r], cap[l, r])
                 term = _norm_bound(rest.reshape((n, n, n))) + margin + weight_sum * sampled
                 own += factor * term
-                if samples[l] == 4:
+                if revolute:
                     whole += _whole_line_factor(r, h[l]) * term
             own = min(own, 0.5 * hessian[l, l] * h[l] * h[l])
             # the side's terms: its own rest and slope error (a vertex side,
@@ -457,9 +458,9 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     pi))) + N'(B_a) sin(min(a h_l, pi / 2))`` (``_whole_line_factor``):
     the linear model and its rest overstate a side most of a turn wide
     (docs/coriolis_constant.md). The bound is also at most the Lipschitz
-    bound ``k_c(c) + sum_l L_l h_l`` (N is a norm). Rounding: ``margin`` per computed N, and the samples'
-    error ``entry_margin`` per entry through the l1 norm of the weights
-    that combine them. A side's excess (its share of the bound above
+    bound ``k_c(c) + sum_l L_l h_l`` (N is a norm). Rounding: ``margin``
+    per computed N, and the samples' error ``entry_margin`` per entry
+    through the l1 norm of the weights that combine them. A side's excess (its share of the bound above
     k_c(c): first-order and its own rest, or its whole line, and half its
     mixed terms) picks the side to halve. The setup's frozen coordinates
     stay at ``base`` and add ``frozen_bound`` (``BoxSetup``). ``offer(values,
