@@ -1,7 +1,7 @@
 """What holds the K_c search's largest open boxes up: their bounds taken apart
 (docs/coriolis_constant.md, "What is missing").
 
-    python bench/diag_open_boxes.py [--robot panda] [--seconds 240] [--boxes 8]
+    python bench/diag_open_boxes.py [--robot panda] [--seconds 240] [--boxes 8] [--pairs 0]
 
 One unit of the certificate search (``kc.partition.refine_unit``, one core)
 runs from the whole domain for ``--seconds`` at the gap of 1.10; then, for the
@@ -16,7 +16,11 @@ lower end (the largest k_c found):
 - per side: ``size`` h_l N'(D_l), ``own`` (the line's rest) and ``whole``
   (the line's whole change, for a revolute side);
 - ``mixed``: sum over pairs of h_p h_l H_pl, its largest pairs;
-- the Lipschitz form.
+- the Lipschitz form;
+- with ``--pairs K``, for the K pairs of largest mixed term, the global bound
+  H_pl beside the largest ``N(d2 Gamma/dq_p dq_l)`` sampled in the box (at
+  its vertices and 150 random points, by central differences of Gamma,
+  step 1e-4): how much a box-local bound could at best save.
 
 A box whose ``sampled`` is far below 1 and whose bound is far above it is
 open because of its slack, not because it may hold K_c.
@@ -46,6 +50,7 @@ def main():
     parser.add_argument("--robot", default="panda")
     parser.add_argument("--seconds", type=float, default=240.0)
     parser.add_argument("--boxes", type=int, default=8)
+    parser.add_argument("--pairs", type=int, default=0)
     args = parser.parse_args()
     model = load_urdf(example_robot_urdf(args.robot))
     start = time.monotonic()
@@ -74,6 +79,13 @@ def main():
         q = np.tile(setup.base, (len(points), 1))
         q[:, setup.free] = points
         return christoffel_symbols(model, q).reshape(len(points), -1)
+
+    def mixed_at(points, k, l, step=1e-4):
+        """N(d2 Gamma/dq_k dq_l) at each point, by central differences."""
+        ek, el = np.eye(m)[k] * step, np.eye(m)[l] * step
+        plus = gamma_at(points + ek + el) + gamma_at(points - ek - el)
+        minus = gamma_at(points + ek - el) + gamma_at(points - ek + el)
+        return np.array([norm(d) for d in (plus - minus) / (4 * step * step)])
 
     order = np.argsort(-unit.open_bounds)[:args.boxes]
     centres, halves = box_geometry(setup, unit.open_levels[order], unit.open_index[order])
@@ -119,6 +131,11 @@ def main():
               f", the smaller of that and whole {apart[by_size[2:]].sum() / lower:.4f}; vertex sides' own "
               f"{own[by_size[:2]].sum() / lower:.4f}; mixed {sum(p[0] for p in pairs) / lower:.4f}, largest "
               + ", ".join(f"({k},{l}) {value / lower:.3f}" for value, k, l in pairs[:4]))
+        probes = np.vstack([c + corners(m) * h, c + h * rng.uniform(-1, 1, (150, m))])
+        for value, k, l in pairs[:args.pairs]:
+            local = mixed_at(probes, k, l).max()
+            print(f"    pair ({k},{l}): h_k h_l H {value / lower:.3f}, H {hessian[k, l]:.3f}, sampled in the box "
+                  f"{local:.3f} ({hessian[k, l] / local:.2f}x below H)")
 
 
 if __name__ == "__main__":
