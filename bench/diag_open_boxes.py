@@ -131,6 +131,8 @@ def main():
               f", the smaller of that and whole {apart[by_size[2:]].sum() / lower:.4f}; vertex sides' own "
               f"{own[by_size[:2]].sum() / lower:.4f}; mixed {sum(p[0] for p in pairs) / lower:.4f}, largest "
               + ", ".join(f"({k},{l}) {value / lower:.3f}" for value, k, l in pairs[:4]))
+        if not args.pairs:
+            continue
         probes = np.vstack([c + corners(m) * h, c + h * rng.uniform(-1, 1, (150, m))])
         for value, k, l in pairs[:args.pairs]:
             local = mixed_at(probes, k, l).max()
