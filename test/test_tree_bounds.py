@@ -6,6 +6,7 @@ of the base's slices against LAPACK. bench/diag_tree_bounds.py runs the same
 comparison on 1,000 configurations of each humanoid.
 """
 import textwrap
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -19,9 +20,25 @@ from robot_dynamics_ros.dynamics import (BOUNDS_FIELDS, all_terms, christoffel_s
 from robot_dynamics_ros.dynamics.bounds import bound_vectors
 from robot_dynamics_ros.dynamics.christoffel import christoffel_tree
 from robot_dynamics_ros.dynamics.cores import christoffel_cores, core_size, shifted_spans, slice_core
+from robot_dynamics_ros.dynamics.inertia import subtree_holds_mass
 from robot_dynamics_ros.dynamics.model import BASE_ANGULAR, BASE_BODIES
 from robot_dynamics_ros.dynamics.slices import related_sets, slice_layout
 from robot_dynamics_ros.dynamics.subspace import certified_top_singular_value
+
+def _massless_leaves(urdf, count):
+    """The URDF with the ``<inertial>`` of ``count`` leaf links removed, each
+    the child of a moving joint: those joints then move nothing."""
+    root = ET.fromstring(urdf)
+    parents = {joint.find("parent").get("link") for joint in root.iter("joint")}
+    moved = {joint.find("child").get("link") for joint in root.iter("joint")
+             if joint.get("type") != "fixed"}
+    leaves = [link for link in root.findall("link") if link.get("name") not in parents
+              and link.get("name") in moved and link.find("inertial") is not None]
+    assert len(leaves) >= count
+    for link in leaves[:count]:
+        link.remove(link.find("inertial"))
+    return ET.tostring(root, encoding="unicode")
+
 
 CASES = {
     "panda": (lambda: example_robot_urdf("panda"), "fixed"),
@@ -29,7 +46,14 @@ CASES = {
     "solo12-floating": (lambda: example_robot_urdf("solo12"), "floating"),
     "tree12": (lambda: random_urdf(np.random.default_rng(21), 12, tree=True), "fixed"),
     "tree10-floating": (lambda: random_urdf(np.random.default_rng(22), 10, tree=True), "floating"),
+    # joints that move nothing: romeo's fingers, random trees' massless leaves
+    "romeo-floating": (lambda: example_robot_urdf("romeo"), "floating"),
+    "tree12-massless": (lambda: _massless_leaves(random_urdf(np.random.default_rng(23), 12, tree=True), 2),
+                        "fixed"),
+    "tree12-floating-massless": (
+        lambda: _massless_leaves(random_urdf(np.random.default_rng(24), 12, tree=True), 2), "floating"),
 }
+MASSLESS = ("romeo-floating", "tree12-massless", "tree12-floating-massless")
 
 
 def _case(name):
@@ -246,3 +270,27 @@ def test_cores_far_from_the_world_origin(distance):
                               v[None], (("q", q), ("qd", v)))[0]
         tree = all_terms(model, q, v, christoffel=False).coriolis_bounds
         assert rel_err(tree[1], dense[1]) < 1e-12, (tree[1], dense[1])
+
+
+@pytest.mark.parametrize("name", MASSLESS)
+def test_joints_that_move_nothing(name):
+    """``holds_mass`` (``inertia.subtree_holds_mass``) is 0 for exactly the
+    speeds whose row of Pinocchio's M is zero, some in each case; the
+    bounds then drop them (``bounds.massive_speeds``): M's smallest
+    eigenvalue is 0 exactly, and every field matches LAPACK on Pinocchio's
+    Gamma, C and M (``test_bounds_without_gamma_match_lapack``), also with
+    the dense Gamma asked for."""
+    model, oracle = _case(name)
+    holds = subtree_holds_mass(model.parent, model.inertia)  # what the model record holds
+    rng = np.random.default_rng(12)
+    for _ in range(2):
+        q, v = _state(model, rng)
+        mass = oracle.mass_matrix(q)
+        zero_rows = np.abs(mass).max(axis=1) <= 1e-15 * np.abs(mass).max()
+        assert zero_rows.any() and not zero_rows.all()
+        np.testing.assert_array_equal(holds == 0, zero_rows)
+        for christoffel in (False, True):
+            bounds = all_terms(model, q, v, christoffel=christoffel).coriolis_bounds
+            assert bounds[BOUNDS_FIELDS.index("m_eig_min")] == 0.0
+            errors = bound_errors(bounds, oracle, q, v)
+            assert max(errors.values()) < 1e-12, errors

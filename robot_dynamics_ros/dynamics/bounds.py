@@ -89,6 +89,56 @@ def kc_of_reduced(grams, n):
 
 
 @njit(cache=True, nogil=True)
+def massive_speeds(model, kept):
+    """The speeds of a tree whose joints move some mass into ``kept``
+    (increasing); returns how many. A joint whose subtree holds no mass at
+    all (``model.holds_mass``; romeo's fingers) moves nothing: its row and
+    column of M and C and every symbol with it as an index are zero at every
+    q (each is linear in the composite inertia ``Ic`` of the subtree of one of
+    the three joints, Echeandia and Wensing (2021), eqs. (36)-(40), which is
+    zero below such a joint), so its slice of Gamma vanishes and dropping
+    its rows and columns changes no singular value but zeros. M then has the
+    eigenvalue 0 exactly. Cost: n."""
+    count = 0
+    for j in range(model.holds_mass.shape[0]):
+        if model.holds_mass[j]:
+            kept[count] = j
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def core_massive_rows(model, k, kept):
+    """The rows of slice k's core (``cores``: the six of its ancestors, then
+    its descendants in body order) that hold mass into ``kept``; returns how
+    many (``massive_speeds``: a massless descendant's row and column of the
+    core are zero). Cost: n."""
+    local = model.slice_local
+    for r in range(6):
+        kept[r] = r
+    count, row = 6, 6
+    for d in range(k + 1, local.shape[0]):
+        if local[k, d] >= 0:  # a descendant: the next row of the core
+            if model.holds_mass[d]:
+                kept[count] = row
+                count += 1
+            row += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def kept_square(X, kept, count, out):
+    """``X[kept][:, kept]`` of the first ``count`` of ``kept``, into the
+    start of ``out`` (flat), as a C-contiguous (count, count) matrix."""
+    square = out[:count * count].reshape((count, count))
+    for r in range(count):
+        row = X[kept[r]]
+        for c in range(count):
+            square[r, c] = row[kept[c]]
+    return square
+
+
+@njit(cache=True, nogil=True)
 def bound_values(data, gamma, mass, qd, out):
     """The BOUNDS_FIELDS of one sample into out (7,), all but kc_global and
     kc_global_lower (0 here: the caller sets them).
@@ -151,16 +201,25 @@ def base_slice_norms(model, data, blocks):
     (``eigen.largest_singular_value``). Cost: 4 n^2 per step, 3 slices.
     """
     n = model.group_size[0]
-    X, work = data.iterates[:2], data.iterates[2:]
+    kept = data.kept
+    count = massive_speeds(model, kept)
+    # contiguous iterates of the speeds kept (the base's six among them)
+    iterates = data.iterates.reshape(-1)
+    X = iterates[:2 * count].reshape((2, count))
+    work = iterates[2 * count:(6 + count) * count].reshape((4 + count, count))
+    gram = data.gram.reshape(-1)[:count * count].reshape((count, count))
+    eig_work = data.eig_work.reshape(-1)[:count * count].reshape((count, count))
     total = 0.0
     for k in range(3, BASE_BODIES):
         G = blocks[k * n * n:(k + 1) * n * n].reshape((n, n))
+        if count < n:
+            G = kept_square(G, kept, count, data.grams.reshape(-1))  # unused by a tree
         X[:] = 0.0
         X[0, (k - 2) % 3] = 1.0
         X[1, (k - 1) % 3] = 1.0
         norm = certified_top_singular_value(G, X, work)
         if norm < 0.0:
-            norm = largest_singular_value(G, data.gram, data.eig_work)
+            norm = largest_singular_value(G, gram, eig_work)
         total += norm * norm
     return total
 
@@ -211,6 +270,8 @@ def core_slice_norms(model, data, blocks, cores):
     (``eigen.tridiagonalize_one``) and largest eigenvalue. ``cores``: the
     blocks hold the cores already (``cores.christoffel_cores``); otherwise
     they hold the slices, whose cores are made here (``cores.slice_core``).
+    Slices of joints that move nothing are zero and skipped, and each core
+    keeps the rows of the descendants that hold mass (``massive_speeds``).
     NaN when a Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per
     slice for its core's size c_k, and ``12 m_k depth(k)`` to make a core
     from its block.
@@ -219,6 +280,9 @@ def core_slice_norms(model, data, blocks, cores):
         shifted_spans(model, data)
     total = 0.0
     for k in range(BASE_BODIES, model.parent.shape[0]):
+        if not model.holds_mass[k]:
+            continue  # a joint that moves nothing: its slice is zero (``massive_speeds``)
+        core = True
         if cores:
             c, _ = core_size(model, k)
             one = blocks[model.slice_start[k]:model.slice_start[k] + c * c].reshape((c, c))
@@ -228,8 +292,14 @@ def core_slice_norms(model, data, blocks, cores):
                 m = model.slice_row[k]  # a floating base's blocks are m x m, C-contiguous
                 one = blocks[model.slice_start[k]:model.slice_start[k] + m * m].reshape((m, m))
                 c = m
+                core = False
             else:
                 one = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
+        if core:  # without the rows of descendants that move nothing
+            count = core_massive_rows(model, k, data.kept)
+            if count < c:
+                one = kept_square(one, data.kept, count, data.block_grams)
+                c = count
         gram = data.gram.reshape(-1)[:c * c].reshape((c, c))
         gram_one(one, gram)
         if not all_finite(gram):
@@ -255,10 +325,12 @@ def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
     A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
     gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
-    sizes. Cost: about 2 m_k^3 per slice (1.5 c_k^3 for a core of size
-    c_k = 5 + |subtree(k)|) and 4 n^3, plus 60 n^2 for a floating base's
-    slices: O(n^4) for a serial chain as before; for a tree, whose slices
-    are small but for those of joints near the root, far less.
+    sizes. A tree's speeds that move no mass are left out of C and M, and a
+    floating tree's also out of its slices (``massive_speeds``). Cost: about
+    2 m_k^3 per slice (1.5 c_k^3 for a core of size c_k = 5 + |subtree(k)|,
+    counting the descendants that hold mass) and 4 n^3, plus 60 n^2 for a
+    floating base's slices: O(n^4) for a serial chain as before; for a tree,
+    whose slices are small but for those of joints near the root, far less.
 
     Which of the three is chosen from the model record's type when the
     calling kernel is compiled (``_tree_bound_values``), so a kernel compiles
@@ -318,15 +390,15 @@ def _chain_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
 
 def _floating_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     total = base_slice_norms(model, data, blocks) + core_slice_norms(model, data, blocks, cores)
-    _slice_bound_values(data, total, coriolis, mass, qd, out)
+    _slice_bound_values(model, data, total, coriolis, mass, qd, out)
 
 
 def _fixed_tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
-    _slice_bound_values(data, group_slice_norms(model, data, blocks), coriolis, mass, qd, out)
+    _slice_bound_values(model, data, group_slice_norms(model, data, blocks), coriolis, mass, qd, out)
 
 
 @njit(cache=True, nogil=True)
-def _slice_bound_values(data, total, coriolis, mass, qd, out):
+def _slice_bound_values(model, data, total, coriolis, mass, qd, out):
     """``tree_bound_values`` of a tree from ``total = sum_k ||Gamma_k||_2^2``."""
     if not np.isfinite(total):
         out[:] = np.nan  # too large to square: an overflow, not a bound
@@ -336,9 +408,17 @@ def _slice_bound_values(data, total, coriolis, mass, qd, out):
     speed = 0.0
     for k in range(n):
         speed += qd[k] * qd[k]
-    gram, work = data.gram, data.eig_work
+    # C and M over the speeds that move mass (``massive_speeds``)
+    kept = data.kept
+    count = massive_speeds(model, kept)
+    if count < n:
+        spare = data.grams.reshape(-1)  # the dense bounds' matrices, unused by a tree
+        coriolis = kept_square(coriolis, kept, count, spare)
+        mass = kept_square(mass, kept, count, spare[count * count:])
+    gram = data.gram.reshape(-1)[:count * count].reshape((count, count))
+    work = data.eig_work.reshape(-1)[:count * count].reshape((count, count))
     gram_one(coriolis, gram)
-    for r in range(n):
+    for r in range(count):
         for c in range(r + 1):  # M's lower triangle, as the dense bounds read it
             work[r, c] = work[c, r] = mass[r, c]
     if not (all_finite(gram) and all_finite(work)):
@@ -351,7 +431,8 @@ def _slice_bound_values(data, total, coriolis, mass, qd, out):
     out[2] = 0.0
     out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
-    out[4] = smallest_eigenvalue(work)
+    # a speed that moves nothing is an eigenvector of M for 0, exactly
+    out[4] = smallest_eigenvalue(work) if count == n else 0.0
     out[5] = largest_eigenvalue(work, -np.inf)
 
 

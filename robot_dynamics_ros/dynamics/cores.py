@@ -218,6 +218,8 @@ def christoffel_cores(model, data, blocks):
     core_frames(model, data)
     blocks[:] = 0
     for k in range(nb - 1, -1, -1):
+        if not model.holds_mass[k]:
+            continue  # Ic_k = 0: B, f1, f2, f3 and all they write vanish (``bounds.massive_speeds``)
         inertia_matrix(data.Ic[k], I6)
         body_factorization(I6, S[k], F, B)
         if k >= BASE_BODIES:

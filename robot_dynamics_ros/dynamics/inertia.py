@@ -87,3 +87,19 @@ def check_inertia(mass, com, inertia, *, where, triangle=False, moves=True,
         raise error(f"{where}: principal moments {moments.tolist()} violate "
                     "the triangle inequality (no rigid body has them)")
     return mass, com, inertia
+
+
+def subtree_holds_mass(parent, inertia):
+    """(nb,) int64: 1 where the subtree of body k (k and its descendants)
+    has a mass or a rotational inertia that is not zero, 0 where every body
+    of it is massless (romeo's fingers). The joint of such a subtree moves
+    nothing: its row and column of M, C and Gamma and its slice of Gamma
+    vanish at every q (``bounds.massive_speeds``). Children after their
+    parent (``parent[i] < i``). Cost: 10 n."""
+    # a zero mass with zero rotational inertia is no body, wherever its CoM
+    holds = np.array([params[0] != 0.0 or np.any(np.asarray(params[4:]) != 0.0)
+                      for params in inertia], dtype=np.int64)
+    for i in range(len(parent) - 1, -1, -1):
+        if parent[i] >= 0 and holds[i]:
+            holds[parent[i]] = 1
+    return holds

@@ -23,13 +23,13 @@ from numba.core import types
 from numba.core.typing.typeof import Purpose
 from numba.experimental import structref
 
-from .inertia import pack_inertia, unpack_inertia
+from .inertia import pack_inertia, subtree_holds_mass, unpack_inertia
 
 # The slice layout of Gamma (``slices.SliceLayout``): integer arrays, int64.
 SLICE_FIELDS = ("slice_local", "slice_start", "slice_row", "slice_col", "group_size",
                 "group_count", "group_offset")
 MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_translation",
-                "inertia", "gravity", *SLICE_FIELDS, "floating", "dense_slices")
+                "inertia", "holds_mass", "gravity", *SLICE_FIELDS, "floating", "dense_slices")
 
 # One row per body unless noted. Kinematics: world pose (rot, pos), joint
 # motion subspace S, body inertia I and composite inertia Ic, both as the
@@ -46,8 +46,8 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # and a transposed slice (``subspace``),
 # the motion subspaces about the base, their sums along the tree, a Cholesky
 # factor, the rows of a slice's core and the cores' frames (``cores``),
-# and the n + 2 matrices of the dense bounds from a whole Gamma
-# (``bounds.bound_values``).
+# the n + 2 matrices of the dense bounds from a whole Gamma
+# (``bounds.bound_values``), and the rows and columns that hold mass.
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -63,7 +63,11 @@ DATA_SHAPES = {
     "core_frames": ("nb", 6, 6),
     "core_rows": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
+    "kept": ("nb",),
 }
+# Work arrays of indices (int64), the others of the data's precision: the
+# rows and columns of a matrix that hold mass (``bounds.massive_speeds``).
+INDEX_ARRAYS = ("kept",)
 
 
 @structref.register
@@ -131,6 +135,8 @@ def model_fields(model, dtype):
     and a fixed-base kernel holds no floating-base branch at all
     (``kinematics.is_floating``); ``dense_slices`` likewise, True when
     Gamma's blocks are the dense tensor (``christoffel.dense_layout``).
+    ``holds_mass``: 1 where a body's subtree holds mass, 0 where its joint
+    moves nothing (``inertia.subtree_holds_mass``).
     """
     layout = model.slice_layout
     frames = np.array([np.eye(3) if i < model.base_bodies else axis_frame(axis)
@@ -147,7 +153,8 @@ def model_fields(model, dtype):
     fields = {"parent": np.array(model.parent, dtype=np.int64),
               "joint_type": np.array(model.joint_type, dtype=np.int64),
               "placement_rotation": rotation, "placement_translation": translation,
-              "inertia": inertia, "gravity": model.gravity,
+              "inertia": inertia, "holds_mass": subtree_holds_mass(model.parent, model.inertia),
+              "gravity": model.gravity,
               **{name: getattr(layout, name.removeprefix("slice_")) if name.startswith("slice_")
                  else getattr(layout, name) for name in SLICE_FIELDS}}
     arrays = {name: np.array(fields[name], dtype=fields[name].dtype
@@ -180,7 +187,8 @@ def work_arrays(nb, nv, blocks, dtype):
     """``DATA_SHAPES`` as zeroed arrays for nb bodies, nv joints of q and the
     blocks of Gamma's slices (``slices.SliceLayout.total`` numbers)."""
     sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "nb+6": nb + 6, "blocks": blocks}
-    return {name: np.zeros(tuple(sizes.get(d, d) for d in shape), dtype=dtype)
+    return {name: np.zeros(tuple(sizes.get(d, d) for d in shape),
+                           dtype=np.int64 if name in INDEX_ARRAYS else dtype)
             for name, shape in DATA_SHAPES.items()}
 
 
