@@ -10,6 +10,10 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+# From this many entries on, the exponents' maximum (``_largest_exponent``);
+# below, a test per entry, inlined, without the call (the dense bounds check
+# n^2 / 2 short rows of their Gram matrices)
+VECTOR_FROM = 256
 # The exponent bits of IEEE 754 binary64 and binary32: all set for inf and NaN only.
 _EXPONENTS = {types.float64: (np.int64, np.int64(0x7FF0000000000000)),
               types.float32: (np.int32, np.int32(0x7F800000))}
@@ -34,11 +38,16 @@ def _largest_exponent(bits, exponent):
 
 @overload(all_finite, inline="always")
 def _all_finite(x):
-    if x.layout == "C" and x.dtype in _EXPONENTS:
+    if x.ndim == 1 and x.layout == "C" and x.dtype in _EXPONENTS:
         integer, exponent = _EXPONENTS[x.dtype]
 
         def contiguous(x):
-            return _largest_exponent(x.reshape(x.size).view(integer), exponent) < exponent
+            if x.shape[0] >= VECTOR_FROM:
+                return _largest_exponent(x.view(integer), exponent) < exponent
+            for k in range(x.shape[0]):
+                if not np.isfinite(x[k]):
+                    return False
+            return True
         return contiguous
 
     if x.ndim == 1:
@@ -50,9 +59,5 @@ def _all_finite(x):
         return strided
 
     def flat(x):
-        every = x.reshape(x.size)
-        for k in range(every.shape[0]):
-            if not np.isfinite(every[k]):
-                return False
-        return True
+        return all_finite(x.reshape(x.size))
     return flat
