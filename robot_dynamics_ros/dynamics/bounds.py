@@ -198,7 +198,8 @@ def base_slice_norms(model, data, blocks):
     from those two coordinates certifies an upper bound of its norm in 3-5
     steps (``subspace.certified_top_singular_value``), within 1e-14 of it;
     should it not, the Gram matrix's largest eigenvalue
-    (``eigen.largest_singular_value``). Cost: 4 n^2 per step, 3 slices.
+    (``eigen.largest_singular_value``). Over the speeds that move mass
+    (``massive_speeds``). Cost: 4 n^2 per step, 3 slices.
     """
     n = model.group_size[0]
     kept = data.kept
