@@ -13,14 +13,16 @@ per-round ratio to Pinocchio, with the median microseconds beside it.
   Pinocchio's fixed-base model): the floating functions should reach the
   ratio the fixed ones do.
 - g1 (29 joints, nv = 35), talos_full_v2 (nv = 50), romeo (a humanoid
-  with two five-finger hands, nv = 61) and random trees of 30 and 60
-  joints, all floating: ``all_terms(..., christoffel=False)`` (M, C, g and
-  the bounds, what the node computes unless it publishes Gamma) against
-  Pinocchio's route to the same numbers (crba, computeCoriolisMatrix,
-  computeGeneralizedGravity and Gamma as nv calls of
-  ``computeCoriolisMatrix(q, e_k)``); for romeo and the random trees also
-  against Pinocchio's M + C + g alone. Then ``all_terms`` with Gamma, and
-  our M + C + g against Pinocchio's. ``all_terms`` also reports K_c, which
+  with two five-finger hands, nv = 61, whose hands are massless), g1 with
+  its two three-finger hands (43 joints, nv = 49, hands with mass) and
+  random trees of 30 and 60 joints, all floating:
+  ``all_terms(..., christoffel=False)`` (M, C, g and the bounds, what the
+  node computes unless it publishes Gamma) against Pinocchio's route to
+  the same numbers (crba, computeCoriolisMatrix, computeGeneralizedGravity
+  and Gamma as nv calls of ``computeCoriolisMatrix(q, e_k)``); for the
+  robots with hands and the random trees also against Pinocchio's M + C +
+  g alone. Then ``all_terms`` with Gamma, and our M + C + g against
+  Pinocchio's. ``all_terms`` also reports K_c, which
   the model computes once (issue 10's business): it is filled in
   beforehand, so what is timed is the per-sample work.
 
@@ -160,7 +162,8 @@ def main():
         for name in ("solo12", "talos_full_v2"):
             for base in ("fixed", "floating"):
                 cases += mcg_cases(name, base)
-    for name, hands in (("g1_29dof_rev_1_0", False), ("talos_full_v2", False), ("romeo", True)):
+    for name, hands in (("g1_29dof_rev_1_0", False), ("talos_full_v2", False), ("romeo", True),
+                        ("g1_29dof_with_hand_rev_1_0", True)):
         cases += all_terms_cases(name, *robot(name, "floating"), against_mcg=hands)
     for joints in (30, 60):
         cases += all_terms_cases(f"random tree {joints}", *random_floating_tree(joints, joints),

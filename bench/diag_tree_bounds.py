@@ -3,7 +3,8 @@
     python bench/diag_tree_bounds.py [--samples 1000]
 
 For each humanoid, floating (g1, talos_full_v2, romeo with its two
-five-finger hands) and a random floating tree: ``--samples`` random
+massless five-finger hands, g1 with its two three-finger hands) and a
+random floating tree: ``--samples`` random
 configurations and speeds (joints in [-1.5, 1.5], a random base pose and
 twist); per field of ``BOUNDS_FIELDS`` that both compute (K_c's interval
 is the model's) the largest relative difference (M's eigenvalues relative
@@ -44,10 +45,10 @@ def main():
     parser.add_argument("--samples", type=int, default=1000)
     args = parser.parse_args()
     models = [(name, robot(name, "floating")[0]) for name in
-              ("g1_29dof_rev_1_0", "talos_full_v2", "romeo")]
+              ("g1_29dof_rev_1_0", "talos_full_v2", "romeo", "g1_29dof_with_hand_rev_1_0")]
     models.append(("random tree 40", random_floating_tree(40, 40)[0]))
     print(f"largest relative difference over {args.samples} samples, tree vs dense")
-    print(f"{'':<20}" + "".join(f"{field:>16}" for field in COMPARED))
+    print(f"{'':<28}" + "".join(f"{field:>16}" for field in COMPARED))
     for name, model in models:
         q, v = states(model, args.samples, 21)
         tree = rd.all_terms(model, q, v, christoffel=False).coriolis_bounds
@@ -62,7 +63,7 @@ def main():
             scale[:, FIELDS.index(field)] = np.abs(dense[:, FIELDS.index("m_eig_max")])
         compared = [FIELDS.index(field) for field in COMPARED]
         worst = np.max(np.abs(tree - dense)[:, compared] / scale[:, compared], axis=0)
-        print(f"{name:<20}" + "".join(f"{x:16.2e}" for x in worst))
+        print(f"{name:<28}" + "".join(f"{x:16.2e}" for x in worst))
         assert np.all(worst <= 1e-12), (name, worst)
 
 
