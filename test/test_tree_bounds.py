@@ -294,3 +294,32 @@ def test_joints_that_move_nothing(name):
             assert bounds[BOUNDS_FIELDS.index("m_eig_min")] == 0.0
             errors = bound_errors(bounds, oracle, q, v)
             assert max(errors.values()) < 1e-12, errors
+
+
+def test_a_payload_on_a_massless_link_moves_its_joints():
+    """A payload on one of romeo's massless thumb links: the new model's
+    joints from that link up the hand hold mass (those only), and its bounds
+    are the dense computation's from its whole Gamma and M (the route that
+    drops nothing), to 1e-12; the other hand still moves nothing, so M's
+    smallest eigenvalue stays 0."""
+    model = load_urdf(example_robot_urdf("romeo"), base="floating")
+    loaded = model.with_payload("LThumb3Link", 0.05, [0.01, 0.0, 0.0], 1e-5 * np.eye(3))
+    before = subtree_holds_mass(model.parent, model.inertia).astype(bool)
+    after = subtree_holds_mass(loaded.parent, loaded.inertia).astype(bool)
+    body = loaded.link_frames["LThumb3Link"][0]
+    chain = set()
+    while body >= 0:
+        chain.add(body)
+        body = loaded.parent[body]
+    assert set(np.flatnonzero(after & ~before)) == chain - set(np.flatnonzero(before))
+    assert not (before & ~after).any() and (~after).any()
+    rng = np.random.default_rng(13)
+    compared = [BOUNDS_FIELDS.index(f) for f in ("coriolis_norm", "kc_config", "coriolis_bound",
+                                                 "m_eig_min", "m_eig_max")]
+    for _ in range(2):
+        q, v = _state(loaded, rng)
+        tree = all_terms(loaded, q, v, christoffel=False).coriolis_bounds
+        dense = bound_vectors(loaded, christoffel_symbols(loaded, q)[None], mass_matrix(loaded, q)[None],
+                              v[None], (("q", q), ("qd", v)))[0]
+        assert tree[BOUNDS_FIELDS.index("m_eig_min")] == 0.0
+        assert rel_err(tree[compared], dense[compared]) < 1e-12, (tree, dense)
