@@ -279,6 +279,8 @@ def core_slice_norms(model, data, blocks, cores):
     """
     if not cores:
         shifted_spans(model, data)
+    # the rows of the cores are looked through only when some joint moves nothing
+    every_speed = massive_speeds(model, data.kept) == model.parent.shape[0]
     total = 0.0
     for k in range(BASE_BODIES, model.parent.shape[0]):
         if not model.holds_mass[k]:
@@ -296,7 +298,7 @@ def core_slice_norms(model, data, blocks, cores):
                 core = False
             else:
                 one = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
-        if core:  # without the rows of descendants that move nothing
+        if core and not every_speed:  # without the rows of descendants that move nothing
             count = core_massive_rows(model, k, data.kept)
             if count < c:
                 one = kept_square(one, data.kept, count, data.block_grams)
