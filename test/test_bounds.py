@@ -14,7 +14,7 @@ from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
-    largest_singular_value)
+    largest_eigenvalue, largest_eigenvalues, largest_singular_value, tridiagonalize)
 
 TRIPLES = 100_000
 CHUNK = 5_000
@@ -187,6 +187,31 @@ def test_small_eigenvalue_kernels_match_lapack():
                            rtol=1e-12, atol=1e-300)
         assert np.isclose(largest_singular_value(a, gram, work), np.linalg.norm(a, 2),
                           rtol=1e-12, atol=1e-300)
+
+
+def test_lockstep_largest_eigenvalues_match_lapack_and_one_at_a_time():
+    """``largest_eigenvalues``, the Laguerre steps on many tridiagonal matrices
+    side by side, against numpy's LAPACK on the matrices before their
+    reduction and against the same steps one matrix at a time: Gram matrices
+    of random, skew-symmetric (double eigenvalues), zero-padded and zero
+    matrices."""
+    rng = np.random.default_rng(5)
+    for n, m in ((1, 4), (2, 5), (7, 9), (12, 26), (22, 3)):
+        X = rng.normal(size=(n, n, m)) * 10.0 ** rng.uniform(-3, 3, m)
+        X[:, :, 0] -= X[:, :, 0].T  # skew: its Gram matrix has its eigenvalues in pairs
+        X[n // 2:, :, 1 % m] = 0.0  # a smaller matrix padded with zeros
+        X[:, n // 2:, 1 % m] = 0.0
+        X[:, :, m - 1] = 0.0
+        grams = np.einsum("kis,kjs->ijs", X, X)
+        expected = np.array([np.linalg.eigvalsh(grams[:, :, s])[-1] for s in range(m)])
+        work = grams.copy()
+        tridiagonalize(work)
+        out = np.empty(m)
+        largest_eigenvalues(work, 0.0, out)
+        assert np.all(np.abs(out - expected) <= 1e-12 * np.maximum(np.abs(expected), 1e-300))
+        one_by_one = np.array([largest_eigenvalue(np.ascontiguousarray(work[:, :, s]), 0.0)
+                               for s in range(m)])
+        assert np.array_equal(out, one_by_one)
 
 
 UNLIMITED_PRISMATIC = """<robot name="slider">

@@ -46,6 +46,8 @@ CASES = {
     "solo12-floating": (lambda: example_robot_urdf("solo12"), "floating"),
     "tree12": (lambda: random_urdf(np.random.default_rng(21), 12, tree=True), "fixed"),
     "tree10-floating": (lambda: random_urdf(np.random.default_rng(22), 10, tree=True), "floating"),
+    # fewer small cores than fill the vector lanes (``bounds.core_slice_norms``)
+    "chain3-floating": (lambda: random_urdf(np.random.default_rng(25), 3), "floating"),
     # joints that move nothing: romeo's fingers, random trees' massless leaves
     "romeo-floating": (lambda: example_robot_urdf("romeo"), "floating"),
     "tree12-massless": (lambda: _massless_leaves(random_urdf(np.random.default_rng(23), 12, tree=True), 2),

@@ -18,11 +18,12 @@ from .calls import run
 from .christoffel import christoffel_tree, dense_layout, dense_record
 from .cores import christoffel_cores, core_size, shifted_spans, slice_core
 from .errors import StateError
-from .eigen import (gram_one, largest_eigenvalue, largest_singular_value, lower_triangles_finite,
-                    smallest_eigenvalue, tridiagonalize, tridiagonalize_one)
+from .eigen import (gram_one, largest_eigenvalue, largest_eigenvalues, largest_singular_value,
+                    lower_triangles_finite, smallest_eigenvalue, tridiagonalize, tridiagonalize_one)
 from .finite import all_finite
 from .kinematics import floating_record, is_floating
 from .model import BASE_BODIES
+from .records import LOCKSTEP_CORE
 from .state import joint_array, raise_failure
 from .subspace import certified_top_singular_value
 
@@ -266,21 +267,26 @@ def group_slice_norms(model, data, blocks):
 def core_slice_norms(model, data, blocks, cores):
     """``sum_k ||Gamma_k||_2^2`` over a floating tree's slices but the base's,
     each the largest singular value of its core (``cores``: the block of size
-    ``m_k = depth(k) + |subtree(k)|`` made ``6 + |subtree(k)| - 1``), one at a
-    time: the core's Gram matrix, its reduction to tridiagonal form
-    (``eigen.tridiagonalize_one``) and largest eigenvalue. ``cores``: the
-    blocks hold the cores already (``cores.christoffel_cores``); otherwise
-    they hold the slices, whose cores are made here (``cores.slice_core``).
-    Slices of joints that move nothing are zero and skipped, and each core
-    keeps the rows of the descendants that hold mass (``massive_speeds``).
-    NaN when a Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per
-    slice for its core's size c_k, and ``12 m_k depth(k)`` to make a core
-    from its block.
+    ``m_k = depth(k) + |subtree(k)|`` made ``6 + |subtree(k)| - 1``): the
+    core's Gram matrix, its reduction to tridiagonal form and largest
+    eigenvalue. Cores of up to ``LOCKSTEP_CORE`` (a limb's joints and the
+    base) are put aside and reduced side by side (``_lockstep_core_norms``),
+    larger ones one at a time (``_core_norm``). ``cores``: the blocks hold
+    the cores already (``cores.christoffel_cores``); otherwise they hold the
+    slices, whose cores are made here (``cores.slice_core``). Slices of
+    joints that move nothing are zero and skipped, and each core keeps the
+    rows of the descendants that hold mass (``massive_speeds``). NaN when a
+    Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per slice for
+    its core's size c_k (the small ones at the largest of their sizes), and
+    ``12 m_k depth(k)`` to make a core from its block.
     """
     if not cores:
         shifted_spans(model, data)
     # the rows of the cores are looked through only when some joint moves nothing
     every_speed = massive_speeds(model, data.kept) == model.parent.shape[0]
+    staged = data.lockstep[0]  # the small cores, one after another
+    sizes = data.lockstep_sizes
+    count = used = largest = 0
     total = 0.0
     for k in range(BASE_BODIES, model.parent.shape[0]):
         if not model.holds_mass[k]:
@@ -299,16 +305,71 @@ def core_slice_norms(model, data, blocks, cores):
             else:
                 one = data.eig_work.reshape(-1)[:c * c].reshape((c, c))
         if core and not every_speed:  # without the rows of descendants that move nothing
-            count = core_massive_rows(model, k, data.kept)
-            if count < c:
-                one = kept_square(one, data.kept, count, data.block_grams)
-                c = count
-        gram = data.gram.reshape(-1)[:c * c].reshape((c, c))
-        gram_one(one, gram)
-        if not all_finite(gram):
-            return np.nan
-        tridiagonalize_one(gram, data.householder)
-        total += max(0.0, largest_eigenvalue(gram, 0.0))
+            rows = core_massive_rows(model, k, data.kept)
+            if rows < c:
+                one = kept_square(one, data.kept, rows, data.block_grams)
+                c = rows
+        if c <= LOCKSTEP_CORE:
+            flat = one.reshape(-1)
+            for i in range(c * c):
+                staged[used + i] = flat[i]
+            sizes[count] = c
+            count += 1
+            used += c * c
+            largest = max(largest, c)
+        else:
+            total += _core_norm(data, one)
+    if count >= LOCKSTEP_FROM:
+        return total + _lockstep_core_norms(data, count, largest)
+    used = 0
+    for s in range(count):  # too few to fill the vector lanes
+        c = sizes[s]
+        total += _core_norm(data, staged[used:used + c * c].reshape((c, c)))
+        used += c * c
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _core_norm(data, one):
+    """``||one||_2^2`` of a core (c, c), C-contiguous: its Gram matrix reduced
+    to tridiagonal form (``eigen.tridiagonalize_one``). NaN on overflow."""
+    c = one.shape[0]
+    gram = data.gram.reshape(-1)[:c * c].reshape((c, c))
+    gram_one(one, gram)
+    if not all_finite(gram):
+        return np.nan  # too large to square: an overflow, not a bound
+    tridiagonalize_one(gram, data.householder)
+    return max(0.0, largest_eigenvalue(gram, 0.0))
+
+
+@njit(cache=True, nogil=True)
+def _lockstep_core_norms(data, count, size):
+    """``sum ||K||_2^2`` over the ``count`` cores that ``core_slice_norms``
+    put aside, each padded with zeros to ``size`` (its singular values and
+    zeros): their Gram matrices (``gram_matrices``), reductions
+    (``eigen.tridiagonalize``) and largest eigenvalues
+    (``eigen.largest_eigenvalues``) in lockstep. NaN on overflow. Cost:
+    1.5 size^3 per core, each step over the cores side by side."""
+    staged = data.lockstep[0]
+    padded = data.lockstep[1][:size * size * count].reshape((size, size, count))
+    padded[:] = 0.0
+    used = 0
+    for s in range(count):
+        c = data.lockstep_sizes[s]
+        for r in range(c):
+            for col in range(c):
+                padded[r, col, s] = staged[used + r * c + col]
+        used += c * c
+    grams = staged[:size * size * count].reshape((size, size, count))  # the staged cores are read
+    gram_matrices(padded, grams)
+    if not lower_triangles_finite(grams):
+        return np.nan
+    tridiagonalize(grams)
+    norms = data.lockstep[1][:count]  # the padded cores are read
+    largest_eigenvalues(grams, 0.0, norms)
+    total = 0.0
+    for s in range(count):
+        total += max(0.0, norms[s])
     return total
 
 

@@ -7,7 +7,9 @@ then Laguerre's method on the characteristic polynomial from the outside of the
 spectrum, kept in a Sturm-count bracket (Golub and Van Loan, "Matrix
 Computations", 4th ed., Sec. 8.3.1 and 8.4.1). The reduction is backward
 stable and the bracket is exact: the results are good to about 1e-15 ||A||.
-The bounds reduce their n + 2 matrices in lockstep (``tridiagonalize``).
+The bounds reduce their n + 2 matrices in lockstep (``tridiagonalize``), and
+a floating tree's small cores too, whose largest eigenvalues are then found
+in lockstep as well (``largest_eigenvalues``).
 """
 import numpy as np
 from numba import njit
@@ -15,6 +17,7 @@ from numba import njit
 from .finite import all_finite
 
 _EPS = 2.220446049250313e-16
+MAX_STEPS = 200  # Laguerre's steps per eigenvalue, far more than any takes
 
 
 @njit(cache=True, nogil=True)
@@ -187,52 +190,115 @@ def _end_eigenvalue(work, lo, hi, rank):
     x = hi if from_above else lo
     previous = 0.0
     overshot = False
-    for _ in range(200):
+    for _ in range(MAX_STEPS):
         count = 0
-        g = 0.0  # p'(x) / p(x)
-        h = 0.0  # -(p'/p)'(x)
-        inverse = 1.0  # 1 / the previous pivot
-        u = 0.0  # d'/d and d''/d of the previous pivot
-        w = 0.0
+        g = h = 0.0  # p'(x) / p(x) and -(p'/p)'(x)
+        inverse = u = w = 0.0  # 1 / the previous pivot, its d'/d and d''/d
         for i in range(n):
-            if i == 0:
-                pivot = work[0, 0] - x
-                slope = -1.0
-                curve = 0.0
-            else:
-                # (e^2 / d) first: d * d can underflow to zero
-                r = work[i, i - 1] * work[i, i - 1] * inverse
-                pivot = work[i, i] - x - r
-                slope = -1.0 + r * u
-                curve = r * (w - 2.0 * u * u)
-            if pivot == 0.0:
-                pivot = -_EPS * (abs(x) + 1e-300)
-            inverse = 1.0 / pivot
-            u = slope * inverse
-            w = curve * inverse
+            # i = 0 reads no off-diagonal: inverse = 0 makes it vanish
+            inverse, u, w = _pivot(work[i, i], work[i, i - 1] if i > 0 else 0.0, x, inverse, u, w)
             g += u
             h += u * u - w
-            if pivot < 0.0:
+            if inverse < 0.0:
                 count += 1
-        above = count > rank
-        if above:
-            hi = min(hi, x)
-        else:
-            lo = max(lo, x)
-        overshot = overshot or (previous != 0.0 and above != from_above)
-        if hi - lo <= 2.0 * _EPS * max(abs(lo), abs(hi)):
+        x, lo, hi, previous, overshot, done = _laguerre_update(n, rank, count, g, h, x, lo, hi, previous,
+                                                               overshot)
+        if done:
             break
-        spread = max(0.0, n * h - g * g)
-        step = _laguerre_step(n, g, (n - 1) * spread)
-        if previous != 0.0 and not overshot and n > 2 and abs(step) > 0.2 * abs(previous):
-            step = _laguerre_step(n, g, 0.5 * (n - 2) * spread)
-        if step != 0.0 and abs(step) <= 2.0 * _EPS * abs(x):
-            break  # converged: the next iterate would round back onto x
-        x -= step
-        previous = step
-        if not (lo < x < hi) or step == 0.0:
-            x = 0.5 * (lo + hi)
     return x
+
+
+@njit(cache=True, nogil=True)
+def largest_eigenvalues(T, floor, out):
+    """``out[s]`` = the largest eigenvalue of each tridiagonal ``T[:, :, s]``
+    (``tridiagonalize``'s result, T (n, n, m)) above ``floor``: the steps of
+    ``_end_eigenvalue`` on the m matrices in lockstep, the same numbers.
+
+    One pivot recurrence is a chain of divisions, each waiting on the one
+    before; m of them side by side, contiguous in memory, fill the vector
+    lanes instead (0.41 of the time per matrix for 26 matrices of 12, 0.50
+    for 12 of 8). Matrices that have converged ride along unchanged until
+    the last has. Cost: that of the one needing the most steps, m times.
+    """
+    n, m = T.shape[0], T.shape[2]
+    state = np.empty((11, m))
+    x, lo, hi, previous, g, h, inverse, u, w, count, overshot = (
+        state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7], state[8],
+        state[9], state[10])
+    done = np.zeros(m, dtype=np.bool_)
+    for s in range(m):
+        bottom, top = _spectrum_interval(T[:, :, s])
+        lo[s], hi[s], x[s] = max(bottom, floor), top, top
+    previous[:] = 0.0
+    overshot[:] = 0.0
+    remaining = m
+    for _ in range(MAX_STEPS):
+        for s in range(m):  # row 0, as in ``_end_eigenvalue``
+            inv, us, ws = _pivot(T[0, 0, s], 0.0, x[s], 0.0, 0.0, 0.0)
+            inverse[s], u[s], w[s] = inv, us, ws
+            g[s] = us
+            h[s] = us * us - ws
+            count[s] = 1.0 if inv < 0.0 else 0.0
+        for i in range(1, n):
+            for s in range(m):
+                inv, us, ws = _pivot(T[i, i, s], T[i, i - 1, s], x[s], inverse[s], u[s], w[s])
+                inverse[s], u[s], w[s] = inv, us, ws
+                g[s] += us
+                h[s] += us * us - ws
+                count[s] += 1.0 if inv < 0.0 else 0.0
+        for s in range(m):
+            if done[s]:
+                continue
+            x[s], lo[s], hi[s], previous[s], once, done[s] = _laguerre_update(
+                n, n - 1, int(count[s]), g[s], h[s], x[s], lo[s], hi[s], previous[s], overshot[s] != 0.0)
+            overshot[s] = 1.0 if once else 0.0
+            if done[s]:
+                remaining -= 1
+        if remaining == 0:
+            break
+    out[:m] = x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pivot(a, e, x, inverse, u, w):
+    """The next pivot d = a - x - e^2 / d_prev of the LDL^T factorization of
+    T - x I, as (1 / d, d'/d, d''/d) from the previous pivot's: see
+    ``_end_eigenvalue``. (e^2 / d) first: d * d can underflow to zero; a zero
+    pivot is moved off zero."""
+    r = e * e * inverse
+    pivot = a - x - r
+    slope = -1.0 + r * u
+    curve = r * (w - 2.0 * u * u)
+    if pivot == 0.0:
+        pivot = -_EPS * (abs(x) + 1e-300)
+    inverse = 1.0 / pivot
+    return inverse, slope * inverse, curve * inverse
+
+
+@njit(cache=True, nogil=True)
+def _laguerre_update(n, rank, count, g, h, x, lo, hi, previous, overshot):
+    """One step of ``_end_eigenvalue`` after its pivots at x: the bracket
+    narrowed by the Sturm count, then Laguerre's step or bisection. Returns
+    (x, lo, hi, previous, overshot, done)."""
+    from_above = rank == n - 1
+    above = count > rank
+    if above:
+        hi = min(hi, x)
+    else:
+        lo = max(lo, x)
+    overshot = overshot or (previous != 0.0 and above != from_above)
+    if hi - lo <= 2.0 * _EPS * max(abs(lo), abs(hi)):
+        return x, lo, hi, previous, overshot, True
+    spread = max(0.0, n * h - g * g)
+    step = _laguerre_step(n, g, (n - 1) * spread)
+    if previous != 0.0 and not overshot and n > 2 and abs(step) > 0.2 * abs(previous):
+        step = _laguerre_step(n, g, 0.5 * (n - 2) * spread)
+    if step != 0.0 and abs(step) <= 2.0 * _EPS * abs(x):
+        return x, lo, hi, previous, overshot, True  # the next iterate would round back onto x
+    x -= step
+    if not (lo < x < hi) or step == 0.0:
+        x = 0.5 * (lo + hi)
+    return x, lo, hi, step, overshot, False
 
 
 @njit(cache=True, nogil=True)

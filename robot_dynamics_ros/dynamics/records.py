@@ -47,7 +47,8 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # the motion subspaces about the base, their sums along the tree, a Cholesky
 # factor, the rows of a slice's core and the cores' frames (``cores``),
 # the n + 2 matrices of the dense bounds from a whole Gamma
-# (``bounds.bound_values``), and the rows and columns that hold mass.
+# (``bounds.bound_values``), the rows and columns that hold mass, and the
+# small cores reduced side by side with their sizes (``LOCKSTEP_CORE``).
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -64,10 +65,16 @@ DATA_SHAPES = {
     "core_rows": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
     "kept": ("nb",),
+    "lockstep": (2, "lockstep"), "lockstep_sizes": ("nb",),
 }
 # Work arrays of indices (int64), the others of the data's precision: the
-# rows and columns of a matrix that hold mass (``bounds.massive_speeds``).
-INDEX_ARRAYS = ("kept",)
+# rows and columns of a matrix that hold mass (``bounds.massive_speeds``) and
+# the sizes of the cores reduced side by side.
+INDEX_ARRAYS = ("kept", "lockstep_sizes")
+# A floating tree's cores of up to this size (a limb and the base) are
+# reduced side by side, padded to the largest of them: in lockstep and
+# lockstep_sizes, the cores and their Gram matrices (``bounds.core_slice_norms``).
+LOCKSTEP_CORE = 12
 
 
 @structref.register
@@ -186,7 +193,8 @@ def new_data(record, nb, nv, blocks, dtype):
 def work_arrays(nb, nv, blocks, dtype):
     """``DATA_SHAPES`` as zeroed arrays for nb bodies, nv joints of q and the
     blocks of Gamma's slices (``slices.SliceLayout.total`` numbers)."""
-    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "nb+6": nb + 6, "blocks": blocks}
+    sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "nb+6": nb + 6, "blocks": blocks,
+             "lockstep": LOCKSTEP_CORE * LOCKSTEP_CORE * nb}
     return {name: np.zeros(tuple(sizes.get(d, d) for d in shape),
                            dtype=np.int64 if name in INDEX_ARRAYS else dtype)
             for name, shape in DATA_SHAPES.items()}
