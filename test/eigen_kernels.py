@@ -8,8 +8,9 @@ from robot_dynamics_ros.dynamics.eigen import _reduce_one, largest_eigenvalue, s
 
 
 @njit(cache=True, nogil=True)
-def symmetric_eigen_extremes(A, work):
-    """(smallest, largest) eigenvalue of the symmetric A (n, n).
+def symmetric_eigen_extremes(A, work, floor):
+    """(smallest, largest) eigenvalue of the symmetric A (n, n), the
+    smallest searched from ``floor`` when none lies below it.
 
     ``work`` (n, n) is overwritten. Cost: 2/3 n^3 for the reduction and
     a few O(n) Laguerre steps per end.
@@ -17,4 +18,4 @@ def symmetric_eigen_extremes(A, work):
     if A.shape[0] == 0:
         return 0.0, 0.0
     _reduce_one(A, work)
-    return smallest_eigenvalue(work), largest_eigenvalue(work, -np.inf)
+    return smallest_eigenvalue(work, floor), largest_eigenvalue(work, -np.inf)

@@ -155,9 +155,19 @@ def test_small_eigenvalue_kernels_match_lapack():
         sym = a + a.T
         work, gram = np.empty((n, n)), np.empty((n, n))
         eigs = np.linalg.eigvalsh(sym)
-        low, high = symmetric_eigen_extremes(sym, work)
-        assert abs(low - eigs[0]) < 1e-12 * max(1, abs(eigs).max())
-        assert abs(high - eigs[-1]) < 1e-12 * max(1, abs(eigs).max())
+        for floor in (-np.inf, 0.0):  # indefinite: searched from below the spectrum
+            low, high = symmetric_eigen_extremes(sym, work, floor)
+            assert abs(low - eigs[0]) < 1e-12 * max(1, abs(eigs).max())
+            assert abs(high - eigs[-1]) < 1e-12 * max(1, abs(eigs).max())
+        # positive definite with a smallest eigenvalue near 0, as a mass matrix
+        basis = np.linalg.qr(rng.normal(size=(n, n)))[0]
+        spectrum = np.logspace(-7, 2, n) if n > 1 else np.array([1e-7])
+        pd = basis @ np.diag(spectrum) @ basis.T
+        eigs = np.linalg.eigvalsh(pd)
+        for floor in (-np.inf, 0.0):
+            low, high = symmetric_eigen_extremes(pd, work, floor)
+            assert abs(low - eigs[0]) < 1e-12 * eigs[-1]
+            assert abs(high - eigs[-1]) < 1e-12 * eigs[-1]
         norm = np.linalg.norm(a, 2)
         assert abs(largest_singular_value(a, gram, work) - norm) < 1e-12 * max(1, norm)
     # repeated extreme eigenvalues: the Gram matrix of a skew-symmetric matrix
@@ -175,7 +185,7 @@ def test_small_eigenvalue_kernels_match_lapack():
                          np.r_[[-4.0, -4.0, -4.0 + 1e-7], np.linspace(0, 2, max(n - 3, 0))]):
             sym = basis @ np.diag(spectrum[:n]) @ basis.T
             eigs = np.linalg.eigvalsh(sym)
-            low, high = symmetric_eigen_extremes(sym, work)
+            low, high = symmetric_eigen_extremes(sym, work, 0.0)
             assert abs(low - eigs[0]) < 1e-12 * abs(eigs).max()
             assert abs(high - eigs[-1]) < 1e-12 * abs(eigs).max()
     # zero and rank-one matrices: C(q, 0) = 0 is what every resting robot gives
@@ -183,7 +193,7 @@ def test_small_eigenvalue_kernels_match_lapack():
         n = len(a)
         work, gram = np.empty((n, n)), np.empty((n, n))
         eigs = np.linalg.eigvalsh(a + a.T)
-        assert np.allclose(symmetric_eigen_extremes(a + a.T, work), (eigs[0], eigs[-1]),
+        assert np.allclose(symmetric_eigen_extremes(a + a.T, work, 0.0), (eigs[0], eigs[-1]),
                            rtol=1e-12, atol=1e-300)
         assert np.isclose(largest_singular_value(a, gram, work), np.linalg.norm(a, 2),
                           rtol=1e-12, atol=1e-300)

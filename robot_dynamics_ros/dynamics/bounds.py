@@ -179,7 +179,7 @@ def bound_values(data, gamma, mass, qd, out):
     out[2] = 0.0
     out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
-    out[4] = smallest_eigenvalue(grams[:, :, n + 1])
+    out[4] = smallest_eigenvalue(grams[:, :, n + 1], 0.0)
     out[5] = largest_eigenvalue(grams[:, :, n + 1], -np.inf)
 
 
@@ -496,7 +496,7 @@ def _slice_bound_values(model, data, total, coriolis, mass, qd, out):
     out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
     # a speed that moves nothing is an eigenvector of M for 0, exactly
-    out[4] = smallest_eigenvalue(work) if count == n else 0.0
+    out[4] = smallest_eigenvalue(work, 0.0) if count == n else 0.0
     out[5] = largest_eigenvalue(work, -np.inf)
 
 

@@ -383,8 +383,28 @@ def largest_eigenvalue(T, floor):
 
 
 @njit(cache=True, nogil=True)
-def smallest_eigenvalue(T):
-    """The smallest eigenvalue of the tridiagonal T (``tridiagonalize``'s result)."""
+def smallest_eigenvalue(T, floor):
+    """The smallest eigenvalue of the tridiagonal T (``tridiagonalize``'s
+    result), searched from ``floor`` up when no eigenvalue lies below it
+    (a Sturm count), from the bottom of the spectrum otherwise. A mass
+    matrix has none below 0, where its smallest eigenvalue is near: G1's
+    is 1e-5 of its largest, the bottom of its Gershgorin interval far
+    below 0, and the search from 0 takes 0.36 of the time."""
     lo, hi = _spectrum_interval(T)
+    if lo < floor < hi and _count_below(T, floor) == 0:
+        lo = floor
     # an int64, not the literal 0, for which numba would compile a second overload
     return _end_eigenvalue(T, lo, hi, np.int64(0))
+
+
+@njit(cache=True, nogil=True)
+def _count_below(T, x):
+    """How many eigenvalues of the tridiagonal T lie below x: the negative
+    pivots of T - x I (``_pivot``)."""
+    count = 0
+    inverse = u = w = 0.0
+    for i in range(T.shape[0]):
+        inverse, u, w = _pivot(T[i, i], T[i, i - 1] if i > 0 else 0.0, x, inverse, u, w)
+        if inverse < 0.0:
+            count += 1
+    return count
