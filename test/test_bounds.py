@@ -14,7 +14,7 @@ from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
-    largest_eigenvalue, largest_eigenvalues, largest_singular_value, tridiagonalize)
+    largest_eigenvalue, largest_eigenvalues, largest_singular_value, tridiagonal_bands, tridiagonalize)
 
 TRIPLES = 100_000
 CHUNK = 5_000
@@ -201,10 +201,10 @@ def test_small_eigenvalue_kernels_match_lapack():
 
 def test_lockstep_largest_eigenvalues_match_lapack_and_one_at_a_time():
     """``largest_eigenvalues``, the Laguerre steps on many tridiagonal matrices
-    side by side, against numpy's LAPACK on the matrices before their
-    reduction and against the same steps one matrix at a time: Gram matrices
-    of random, skew-symmetric (double eigenvalues), zero-padded and zero
-    matrices."""
+    side by side (``tridiagonal_bands``), against numpy's LAPACK on the
+    matrices before their reduction and against the same steps one matrix
+    at a time: Gram matrices of random, skew-symmetric (double eigenvalues),
+    zero-padded and zero matrices."""
     rng = np.random.default_rng(5)
     for n, m in ((1, 4), (2, 5), (7, 9), (12, 26), (22, 3)):
         X = rng.normal(size=(n, n, m)) * 10.0 ** rng.uniform(-3, 3, m)
@@ -216,8 +216,11 @@ def test_lockstep_largest_eigenvalues_match_lapack_and_one_at_a_time():
         expected = np.array([np.linalg.eigvalsh(grams[:, :, s])[-1] for s in range(m)])
         work = grams.copy()
         tridiagonalize(work)
+        bands = np.full((2, n + 3, m + 2), np.nan)  # the slots past m are not read
+        for s in range(m):
+            tridiagonal_bands(work[:, :, s], n, bands, s)
         out = np.empty(m)
-        largest_eigenvalues(work, 0.0, out)
+        largest_eigenvalues(bands, n, m, 0.0, out)
         assert np.all(np.abs(out - expected) <= 1e-12 * np.maximum(np.abs(expected), 1e-300))
         one_by_one = np.array([largest_eigenvalue(np.ascontiguousarray(work[:, :, s]), 0.0)
                                for s in range(m)])

@@ -19,7 +19,8 @@ from .christoffel import christoffel_tree, dense_layout, dense_record
 from .cores import christoffel_cores, core_size, shifted_spans, slice_core
 from .errors import StateError
 from .eigen import (gram_one, largest_eigenvalue, largest_eigenvalues, largest_singular_value,
-                    lower_triangles_finite, smallest_eigenvalue, tridiagonalize, tridiagonalize_one)
+                    lower_triangles_finite, smallest_eigenvalue, tridiagonal_bands, tridiagonalize,
+                    tridiagonalize_one)
 from .finite import all_finite
 from .kinematics import floating_record, is_floating
 from .model import BASE_BODIES
@@ -268,16 +269,18 @@ def core_slice_norms(model, data, blocks, cores):
     """``sum_k ||Gamma_k||_2^2`` over a floating tree's slices but the base's,
     each the largest singular value of its core (``cores``: the block of size
     ``m_k = depth(k) + |subtree(k)|`` made ``6 + |subtree(k)| - 1``): the
-    core's Gram matrix, its reduction to tridiagonal form and largest
-    eigenvalue. Cores of up to ``LOCKSTEP_CORE`` (a limb's joints and the
-    base) are put aside and reduced side by side (``_lockstep_core_norms``),
-    larger ones one at a time (``_core_norm``). ``cores``: the blocks hold
-    the cores already (``cores.christoffel_cores``); otherwise they hold the
-    slices, whose cores are made here (``cores.slice_core``). Slices of
-    joints that move nothing are zero and skipped, and each core keeps the
-    rows of the descendants that hold mass (``massive_speeds``). NaN when a
-    Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per slice for
-    its core's size c_k (the small ones at the largest of their sizes), and
+    largest eigenvalue of the core's Gram matrix, reduced to tridiagonal
+    form. Cores of up to ``LOCKSTEP_CORE`` (a limb's joints and the base)
+    are put aside and reduced side by side (``_lockstep_core_norms``) when
+    there are ``LOCKSTEP_FROM`` of them, larger ones one at a time
+    (``_reduce_core``); the largest eigenvalues of each kind are then
+    searched side by side (``eigen.largest_eigenvalues``). ``cores``: the blocks hold the cores
+    already (``cores.christoffel_cores``); otherwise they hold the slices,
+    whose cores are made here (``cores.slice_core``). Slices of joints that
+    move nothing are zero and skipped, and each core keeps the rows of the
+    descendants that hold mass (``massive_speeds``). NaN when a Gram matrix
+    overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per slice for its core's
+    size c_k (the small ones at the largest of their sizes), and
     ``12 m_k depth(k)`` to make a core from its block.
     """
     if not cores:
@@ -287,7 +290,7 @@ def core_slice_norms(model, data, blocks, cores):
     staged = data.lockstep[0]  # the small cores, one after another
     sizes = data.lockstep_sizes
     count = used = largest = 0
-    total = 0.0
+    reduced = widest = 0  # the larger cores, reduced, in ``data.bands``
     for k in range(BASE_BODIES, model.parent.shape[0]):
         if not model.holds_mass[k]:
             continue  # a joint that moves nothing: its slice is zero (``massive_speeds``)
@@ -317,38 +320,56 @@ def core_slice_norms(model, data, blocks, cores):
             count += 1
             used += c * c
             largest = max(largest, c)
-        else:
-            total += _core_norm(data, one)
-    if count >= LOCKSTEP_FROM:
-        return total + _lockstep_core_norms(data, count, largest)
-    used = 0
-    for s in range(count):  # too few to fill the vector lanes
-        c = sizes[s]
-        total += _core_norm(data, staged[used:used + c * c].reshape((c, c)))
-        used += c * c
-    return total
+            continue
+        if not _reduce_core(data, one, reduced):
+            return np.nan
+        reduced += 1
+        widest = max(widest, c)
+    if count < LOCKSTEP_FROM:  # too few to fill the vector lanes: one at a time
+        used = 0
+        for s in range(count):
+            c = sizes[s]
+            if not _reduce_core(data, staged[used:used + c * c].reshape((c, c)), reduced):
+                return np.nan
+            reduced += 1
+            used += c * c
+        return _sum_of_largest(data, max(widest, largest), reduced)
+    return _sum_of_largest(data, widest, reduced) + _lockstep_core_norms(data, count, largest)
 
 
 @njit(cache=True, nogil=True)
-def _core_norm(data, one):
-    """``||one||_2^2`` of a core (c, c), C-contiguous: its Gram matrix reduced
-    to tridiagonal form (``eigen.tridiagonalize_one``). NaN on overflow."""
+def _reduce_core(data, one, s):
+    """The Gram matrix of a core (c, c), C-contiguous, reduced to tridiagonal
+    form (``eigen.tridiagonalize_one``), into ``data.bands[:, :, s]``; False
+    when it overflows."""
     c = one.shape[0]
     gram = data.gram.reshape(-1)[:c * c].reshape((c, c))
     gram_one(one, gram)
     if not all_finite(gram):
-        return np.nan  # too large to square: an overflow, not a bound
+        return False  # too large to square: an overflow, not a bound
     tridiagonalize_one(gram, data.householder)
-    return max(0.0, largest_eigenvalue(gram, 0.0))
+    tridiagonal_bands(gram, c, data.bands, s)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _sum_of_largest(data, n, m):
+    """The sum of the largest eigenvalues (0 at least) of the first m
+    tridiagonal Gram matrices in ``data.bands``, of up to n rows."""
+    norms = data.lockstep[1][:m]
+    largest_eigenvalues(data.bands, n, m, 0.0, norms)
+    total = 0.0
+    for s in range(m):
+        total += max(0.0, norms[s])
+    return total
 
 
 @njit(cache=True, nogil=True)
 def _lockstep_core_norms(data, count, size):
     """``sum ||K||_2^2`` over the ``count`` cores that ``core_slice_norms``
     put aside, each padded with zeros to ``size`` (its singular values and
-    zeros): their Gram matrices (``gram_matrices``), reductions
-    (``eigen.tridiagonalize``) and largest eigenvalues
-    (``eigen.largest_eigenvalues``) in lockstep. NaN on overflow. Cost:
+    zeros): their Gram matrices (``gram_matrices``) and reductions
+    (``eigen.tridiagonalize``) in lockstep. NaN on overflow. Cost:
     1.5 size^3 per core, each step over the cores side by side."""
     staged = data.lockstep[0]
     padded = data.lockstep[1][:size * size * count].reshape((size, size, count))
@@ -365,12 +386,9 @@ def _lockstep_core_norms(data, count, size):
     if not lower_triangles_finite(grams):
         return np.nan
     tridiagonalize(grams)
-    norms = data.lockstep[1][:count]  # the padded cores are read
-    largest_eigenvalues(grams, 0.0, norms)
-    total = 0.0
     for s in range(count):
-        total += max(0.0, norms[s])
-    return total
+        tridiagonal_bands(grams[:, :, s], size, data.bands, s)
+    return _sum_of_largest(data, size, count)
 
 
 def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):

@@ -209,39 +209,58 @@ def _end_eigenvalue(work, lo, hi, rank):
 
 
 @njit(cache=True, nogil=True)
-def largest_eigenvalues(T, floor, out):
-    """``out[s]`` = the largest eigenvalue of each tridiagonal ``T[:, :, s]``
-    (``tridiagonalize``'s result, T (n, n, m)) above ``floor``: the steps of
-    ``_end_eigenvalue`` on the m matrices in lockstep, the same numbers.
+def tridiagonal_bands(T, c, bands, s):
+    """Copy the tridiagonal T (its leading c x c, ``tridiagonalize``'s result,
+    any strides) into ``bands[:, :, s]`` (bands (2, N, M), N >= c): its
+    diagonal in ``bands[0]``, ``T[i, i - 1]`` in ``bands[1, i]`` (0 for i = 0),
+    zeros past c, so that any leading n x n of it is blockdiag(T, 0), with
+    T's eigenvalues and zeros."""
+    for i in range(bands.shape[1]):
+        bands[0, i, s] = T[i, i] if i < c else 0.0
+        bands[1, i, s] = T[i, i - 1] if 0 < i < c else 0.0
+
+
+@njit(cache=True, nogil=True)
+def largest_eigenvalues(bands, n, m, floor, out):
+    """``out[s]`` = the largest eigenvalue above ``floor`` of the tridiagonal
+    matrices ``bands[:, :n, s]`` for s < m (bands (2, N, M), C-contiguous,
+    ``tridiagonal_bands``): the steps of ``_end_eigenvalue`` on the m
+    matrices in lockstep, the same numbers.
 
     One pivot recurrence is a chain of divisions, each waiting on the one
     before; m of them side by side, contiguous in memory, fill the vector
     lanes instead (0.41 of the time per matrix for 26 matrices of 12, 0.50
-    for 12 of 8). Matrices that have converged ride along unchanged until
-    the last has. Cost: that of the one needing the most steps, m times.
+    for 12 of 8, 0.51 for 3 of 22). Matrices that have converged ride along
+    unchanged until the last has. Cost: that of the one needing the most
+    steps, m times.
     """
-    n, m = T.shape[0], T.shape[2]
+    diagonal, off = bands[0], bands[1]
     state = np.empty((11, m))
     x, lo, hi, previous, g, h, inverse, u, w, count, overshot = (
         state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7], state[8],
         state[9], state[10])
     done = np.zeros(m, dtype=np.bool_)
     for s in range(m):
-        bottom, top = _spectrum_interval(T[:, :, s])
+        bottom, top = np.inf, -np.inf
+        for i in range(n):  # the Gershgorin interval, as ``_spectrum_interval``
+            radius = abs(off[i, s]) + (abs(off[i + 1, s]) if i < n - 1 else 0.0)
+            bottom = min(bottom, diagonal[i, s] - radius)
+            top = max(top, diagonal[i, s] + radius)
+        bottom, top = _widened(bottom, top)
         lo[s], hi[s], x[s] = max(bottom, floor), top, top
     previous[:] = 0.0
     overshot[:] = 0.0
     remaining = m
     for _ in range(MAX_STEPS):
         for s in range(m):  # row 0, as in ``_end_eigenvalue``
-            inv, us, ws = _pivot(T[0, 0, s], 0.0, x[s], 0.0, 0.0, 0.0)
+            inv, us, ws = _pivot(diagonal[0, s], 0.0, x[s], 0.0, 0.0, 0.0)
             inverse[s], u[s], w[s] = inv, us, ws
             g[s] = us
             h[s] = us * us - ws
             count[s] = 1.0 if inv < 0.0 else 0.0
         for i in range(1, n):
             for s in range(m):
-                inv, us, ws = _pivot(T[i, i, s], T[i, i - 1, s], x[s], inverse[s], u[s], w[s])
+                inv, us, ws = _pivot(diagonal[i, s], off[i, s], x[s], inverse[s], u[s], w[s])
                 inverse[s], u[s], w[s] = inv, us, ws
                 g[s] += us
                 h[s] += us * us - ws
@@ -325,6 +344,13 @@ def _spectrum_interval(T):
             radius += abs(T[i + 1, i])
         lo = min(lo, T[i, i] - radius)
         hi = max(hi, T[i, i] + radius)
+    return _widened(lo, hi)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _widened(lo, hi):
+    """A Gershgorin interval made strict against rounding, or the one
+    eigenvalue of a multiple of the identity."""
     if lo == hi:
         return lo, hi  # T = lo I, C(q, 0) = 0 of a robot at rest among them
     pad = 4.0 * _EPS * max(abs(lo), abs(hi)) + 1e-300

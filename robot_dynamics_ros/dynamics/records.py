@@ -47,8 +47,10 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # the motion subspaces about the base, their sums along the tree, a Cholesky
 # factor, the rows of a slice's core and the cores' frames (``cores``),
 # the n + 2 matrices of the dense bounds from a whole Gamma
-# (``bounds.bound_values``), the rows and columns that hold mass, and the
-# small cores reduced side by side with their sizes (``LOCKSTEP_CORE``).
+# (``bounds.bound_values``), the rows and columns that hold mass, the
+# small cores reduced side by side with their sizes (``LOCKSTEP_CORE``),
+# and the cores' tridiagonal forms, whose eigenvalues are searched side by
+# side (``eigen.tridiagonal_bands``).
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -65,7 +67,7 @@ DATA_SHAPES = {
     "core_rows": (6, "nb"),
     "grams": ("nv", "nv", "nv+2"),
     "kept": ("nb",),
-    "lockstep": (2, "lockstep"), "lockstep_sizes": ("nb",),
+    "lockstep": (2, "lockstep"), "lockstep_sizes": ("nb",), "bands": (2, "nv", "nb"),
 }
 # Work arrays of indices (int64), the others of the data's precision: the
 # rows and columns of a matrix that hold mass (``bounds.massive_speeds``) and
