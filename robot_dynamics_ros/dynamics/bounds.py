@@ -35,7 +35,7 @@ LOCKSTEP_FROM = 4
 # by side when their arithmetic, the sum of their cubed sizes, is at least this many P^3:
 # many cores (more lanes) or little padding. Measured: G1's 26 (11.6 P^3), random trees'
 # 21 and 36 (8.1 and 11.8) and solo12's 12 of 6-8 (8.4) are faster side by side (0.90,
-# 0.93, 0.96 and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-4% slower
+# 0.93, 0.96 and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-6% slower
 LOCKSTEP_WORK = 5
 
 # What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
