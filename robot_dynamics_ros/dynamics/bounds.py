@@ -280,14 +280,15 @@ def core_slice_norms(model, data, blocks, cores):
     are put aside and reduced side by side (``_lockstep_core_norms``) when
     there are enough of them (``LOCKSTEP_WORK``), larger ones one at a time
     (``_reduce_core``); the largest eigenvalues of each kind are then
-    searched side by side (``eigen.largest_eigenvalues``). ``cores``: the blocks hold the cores
-    already (``cores.christoffel_cores``); otherwise they hold the slices,
-    whose cores are made here (``cores.slice_core``). Slices of joints that
-    move nothing are zero and skipped, and each core keeps the rows of the
-    descendants that hold mass (``massive_speeds``). NaN when a Gram matrix
-    overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per slice for its core's
-    size c_k (the small ones at the largest of their sizes), and
-    ``12 m_k depth(k)`` to make a core from its block.
+    searched side by side (``eigen.largest_eigenvalues``). ``cores``: the
+    blocks hold the cores already (``cores.christoffel_cores``); otherwise
+    they hold the slices, whose cores are made here (``cores.slice_core``).
+    Slices of joints that move nothing are zero and skipped, and each core
+    keeps the rows of the descendants that hold mass (``massive_speeds``).
+    NaN when a Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per
+    slice for its core's size c_k (the small ones side by side at the
+    largest of their sizes), and ``12 m_k depth(k)`` to make a core from
+    its block.
     """
     if not cores:
         shifted_spans(model, data)
