@@ -242,10 +242,9 @@ def largest_eigenvalues(bands, n, m, floor, out):
     done = np.zeros(m, dtype=np.bool_)
     for s in range(m):
         bottom, top = np.inf, -np.inf
-        for i in range(n):  # the Gershgorin interval, as ``_spectrum_interval``
-            radius = abs(off[i, s]) + (abs(off[i + 1, s]) if i < n - 1 else 0.0)
-            bottom = min(bottom, diagonal[i, s] - radius)
-            top = max(top, diagonal[i, s] + radius)
+        for i in range(n):  # as ``_spectrum_interval``: off[0, s] is 0
+            bottom, top = _gershgorin(bottom, top, diagonal[i, s], off[i, s],
+                                      off[i + 1, s] if i < n - 1 else 0.0)
         bottom, top = _widened(bottom, top)
         lo[s], hi[s], x[s] = max(bottom, floor), top, top
     previous[:] = 0.0
@@ -337,14 +336,17 @@ def _spectrum_interval(T):
     lo = np.inf
     hi = -np.inf
     for i in range(n):
-        radius = 0.0
-        if i > 0:
-            radius += abs(T[i, i - 1])
-        if i < n - 1:
-            radius += abs(T[i + 1, i])
-        lo = min(lo, T[i, i] - radius)
-        hi = max(hi, T[i, i] + radius)
+        lo, hi = _gershgorin(lo, hi, T[i, i], T[i, i - 1] if i > 0 else 0.0,
+                             T[i + 1, i] if i < n - 1 else 0.0)
     return _widened(lo, hi)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gershgorin(lo, hi, diagonal, left, right):
+    """(lo, hi) widened to the Gershgorin disc of a row of a tridiagonal
+    matrix: its diagonal entry and the two off-diagonal ones beside it."""
+    radius = abs(left) + abs(right)
+    return min(lo, diagonal - radius), max(hi, diagonal + radius)
 
 
 @njit(cache=True, nogil=True, inline="always")
