@@ -14,7 +14,8 @@ from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
-    largest_eigenvalue, largest_eigenvalues, largest_singular_value, tridiagonal_bands, tridiagonalize)
+    end_bracket, end_eigenvalues, largest_eigenvalue, largest_eigenvalues, largest_singular_value,
+    smallest_eigenvalue, tridiagonal_bands, tridiagonalize)
 
 TRIPLES = 100_000
 CHUNK = 5_000
@@ -225,6 +226,44 @@ def test_lockstep_largest_eigenvalues_match_lapack_and_one_at_a_time():
         one_by_one = np.array([largest_eigenvalue(np.ascontiguousarray(work[:, :, s]), 0.0)
                                for s in range(m)])
         assert np.array_equal(out, one_by_one)
+
+
+def test_lockstep_end_eigenvalues_mix_largest_and_smallest():
+    """``end_eigenvalues`` with some lanes searching the smallest eigenvalue
+    from below and others the largest from above (as the bounds search
+    ||C||^2 and M's two ends side by side), each from ``end_bracket``:
+    against LAPACK and bit for bit against ``smallest_eigenvalue`` and
+    ``largest_eigenvalue`` one matrix at a time. Positive definite matrices
+    with eigenvalues 1e-7 to 1e2 (the floor 0 starts the smallest's search),
+    indefinite ones (it does not) and a multiple of the identity."""
+    rng = np.random.default_rng(6)
+    for n in (1, 3, 12, 35):
+        matrices = []
+        for kind in ("definite", "indefinite", "identity"):
+            if kind == "identity":
+                matrices.append(2.5 * np.eye(n))
+                continue
+            Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+            eigs = np.logspace(-7, 2, n) if kind == "definite" else rng.uniform(-3, 3, n)
+            matrices.append((Q * eigs) @ Q.T)
+        lanes = [(A, floor, largest) for A in matrices for floor, largest in ((0.0, False), (-np.inf, True))]
+        m = len(lanes)
+        bands = np.full((2, n + 2, m + 1), np.nan)
+        brackets, out = np.empty((3, m)), np.empty(m)
+        one_by_one, expected = np.empty(m), np.empty(m)
+        for s, (A, floor, largest) in enumerate(lanes):
+            T = A.copy()
+            tridiagonalize(T.reshape((n, n, 1)))
+            brackets[0, s], brackets[1, s] = end_bracket(T, floor, largest)
+            brackets[2, s] = 1.0 if largest else 0.0
+            tridiagonal_bands(T, n, bands, s)
+            one_by_one[s] = largest_eigenvalue(T, floor) if largest else smallest_eigenvalue(T, floor)
+            eigs = np.linalg.eigvalsh(A)
+            expected[s] = eigs[-1] if largest else eigs[0]
+        end_eigenvalues(bands, n, m, brackets, out)
+        assert np.array_equal(out, one_by_one)
+        scale = np.array([np.abs(np.linalg.eigvalsh(A)).max() for A, _, _ in lanes])
+        assert np.all(np.abs(out - expected) <= 1e-13 * scale)
 
 
 UNLIMITED_PRISMATIC = """<robot name="slider">

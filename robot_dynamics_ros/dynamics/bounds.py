@@ -18,9 +18,9 @@ from .calls import run
 from .christoffel import christoffel_tree, dense_layout, dense_record
 from .cores import christoffel_cores, core_size, shifted_spans, slice_core
 from .errors import StateError
-from .eigen import (gram_one, largest_eigenvalue, largest_eigenvalues, largest_singular_value,
-                    lower_triangles_finite, smallest_eigenvalue, tridiagonal_bands, tridiagonalize,
-                    tridiagonalize_one)
+from .eigen import (end_bracket, end_eigenvalues, gram_one, largest_eigenvalue, largest_eigenvalues,
+                    largest_singular_value, lower_triangles_finite, smallest_eigenvalue, tridiagonal_bands,
+                    tridiagonalize, tridiagonalize_one)
 from .finite import all_finite
 from .kinematics import floating_record, is_floating
 from .model import BASE_BODIES
@@ -412,8 +412,10 @@ def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     size ``m_k = depth(k) + |subtree(k)|`` (``slices``): a fixed base's by
     ``group_slice_norms``; a floating base's six slices, related to every
     joint, by ``base_slice_norms``, and its others through their smaller
-    cores (``core_slice_norms``). ``||C||_2`` and the extreme eigenvalues
-    of M are reduced one matrix at a time (``eigen.tridiagonalize_one``).
+    cores (``core_slice_norms``). C's Gram matrix and M are reduced one
+    matrix at a time (``eigen.tridiagonalize_one``), then ``||C||_2`` and
+    the extreme eigenvalues of M searched side by side
+    (``eigen.end_eigenvalues``).
     A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
     gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
     sizes. A tree's speeds that move no mass are left out of C and M, and a
@@ -517,14 +519,23 @@ def _slice_bound_values(model, data, total, coriolis, mass, qd, out):
         return
     tridiagonalize_one(gram, data.householder)
     tridiagonalize_one(work, data.householder)
-    out[0] = np.sqrt(max(0.0, largest_eigenvalue(gram, 0.0)))
+    # ||C||^2 and M's largest and smallest eigenvalues, searched side by side; a
+    # speed that moves nothing is an eigenvector of M for 0, exactly
+    m = 3 if count == n else 2
+    brackets, values = np.empty((3, 3)), np.empty(3)
+    for s, (T, floor, largest) in enumerate(((gram, 0.0, True), (work, -np.inf, True), (work, 0.0, False))):
+        if s < m:
+            brackets[0, s], brackets[1, s] = end_bracket(T, floor, largest)
+            brackets[2, s] = 1.0 if largest else 0.0
+            tridiagonal_bands(T, count, data.bands, s)
+    end_eigenvalues(data.bands, count, m, brackets, values)
+    out[0] = np.sqrt(max(0.0, values[0]))
     out[1] = kc
     out[2] = 0.0
     out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
-    # a speed that moves nothing is an eigenvector of M for 0, exactly
-    out[4] = smallest_eigenvalue(work, 0.0) if count == n else 0.0
-    out[5] = largest_eigenvalue(work, -np.inf)
+    out[4] = values[2] if m == 3 else 0.0
+    out[5] = values[1]
 
 
 @njit(cache=True, nogil=True)

@@ -228,9 +228,27 @@ def tridiagonal_bands(T, c, bands, s):
 @njit(**_KERNEL)
 def largest_eigenvalues(bands, n, m, floor, out):
     """``out[s]`` = the largest eigenvalue above ``floor`` of the tridiagonal
-    matrices ``bands[:, :n, s]`` for s < m (bands (2, N, M), C-contiguous,
-    ``tridiagonal_bands``): the steps of ``_end_eigenvalue`` on the m
-    matrices in lockstep, the same numbers.
+    matrices ``bands[:, :n, s]`` for s < m (``end_eigenvalues``, each
+    searched in its Gershgorin interval, as ``largest_eigenvalue`` does)."""
+    diagonal, off = bands[0], bands[1]
+    brackets = np.empty((3, m))
+    for s in range(m):
+        bottom, top = np.inf, -np.inf
+        for i in range(n):  # as ``_spectrum_interval``: off[0, s] is 0
+            bottom, top = _gershgorin(bottom, top, diagonal[i, s], off[i, s],
+                                      off[i + 1, s] if i < n - 1 else 0.0)
+        bottom, top = _widened(bottom, top)
+        brackets[0, s], brackets[1, s], brackets[2, s] = max(bottom, floor), top, 1.0
+    end_eigenvalues(bands, n, m, brackets, out)
+
+
+@njit(**_KERNEL)
+def end_eigenvalues(bands, n, m, brackets, out):
+    """``out[s]`` = the largest eigenvalue (``brackets[2, s]`` = 1) or the
+    smallest (0) in ``[brackets[0, s], brackets[1, s]]`` (``end_bracket``)
+    of the tridiagonal matrices ``bands[:, :n, s]`` for s < m (bands
+    (2, N, M), C-contiguous, ``tridiagonal_bands``): the steps of
+    ``_end_eigenvalue`` on the m matrices in lockstep, the same numbers.
 
     One pivot recurrence is a chain of divisions, each waiting on the one
     before; m of them side by side, contiguous in memory, fill the vector
@@ -240,18 +258,16 @@ def largest_eigenvalues(bands, n, m, floor, out):
     steps, m times.
     """
     diagonal, off = bands[0], bands[1]
-    state = np.empty((11, m))
-    x, lo, hi, previous, g, h, inverse, u, w, count, overshot = (
+    state = np.empty((12, m))
+    x, lo, hi, previous, g, h, inverse, u, w, count, overshot, rank = (
         state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7], state[8],
-        state[9], state[10])
+        state[9], state[10], state[11])
     done = np.zeros(m, dtype=np.bool_)
     for s in range(m):
-        bottom, top = np.inf, -np.inf
-        for i in range(n):  # as ``_spectrum_interval``: off[0, s] is 0
-            bottom, top = _gershgorin(bottom, top, diagonal[i, s], off[i, s],
-                                      off[i + 1, s] if i < n - 1 else 0.0)
-        bottom, top = _widened(bottom, top)
-        lo[s], hi[s], x[s] = max(bottom, floor), top, top
+        above = brackets[2, s] != 0.0
+        lo[s], hi[s] = brackets[0, s], brackets[1, s]
+        x[s] = hi[s] if above else lo[s]
+        rank[s] = n - 1 if above else 0
     previous[:] = 0.0
     overshot[:] = 0.0
     remaining = m
@@ -273,7 +289,8 @@ def largest_eigenvalues(bands, n, m, floor, out):
             if done[s]:
                 continue
             x[s], lo[s], hi[s], previous[s], once, done[s] = _laguerre_update(
-                n, n - 1, int(count[s]), g[s], h[s], x[s], lo[s], hi[s], previous[s], overshot[s] != 0.0)
+                n, int(rank[s]), int(count[s]), g[s], h[s], x[s], lo[s], hi[s], previous[s],
+                overshot[s] != 0.0)
             overshot[s] = 1.0 if once else 0.0
             if done[s]:
                 remaining -= 1
@@ -411,23 +428,36 @@ def lower_triangles_finite(work):
 def largest_eigenvalue(T, floor):
     """The largest eigenvalue of the tridiagonal T (``tridiagonalize``'s
     result, any strides), searched above ``floor`` (0 for a Gram matrix)."""
-    lo, hi = _spectrum_interval(T)
-    return _end_eigenvalue(T, max(lo, floor), hi, T.shape[0] - 1)
+    lo, hi = end_bracket(T, floor, True)
+    return _end_eigenvalue(T, lo, hi, T.shape[0] - 1)
 
 
 @njit(**_KERNEL)
 def smallest_eigenvalue(T, floor):
     """The smallest eigenvalue of the tridiagonal T (``tridiagonalize``'s
     result), searched from ``floor`` up when no eigenvalue lies below it
-    (a Sturm count), from the bottom of the spectrum otherwise. A mass
-    matrix has none below 0, where its smallest eigenvalue is near: G1's
-    is 1e-5 of its largest, the bottom of its Gershgorin interval far
-    below 0, and the search from 0 takes 0.36 of the time."""
-    lo, hi = _spectrum_interval(T)
-    if lo < floor < hi and _count_below(T, floor) == 0:
-        lo = floor
+    (``end_bracket``)."""
+    lo, hi = end_bracket(T, floor, False)
     # an int64, not the literal 0, for which numba would compile a second overload
     return _end_eigenvalue(T, lo, hi, np.int64(0))
+
+
+@njit(**_KERNEL)
+def end_bracket(T, floor, largest):
+    """The interval (lo, hi) in which the largest (``largest``) or smallest
+    eigenvalue of the tridiagonal T is searched: its Gershgorin interval
+    (``_spectrum_interval``), for the largest cut below at ``floor``, for
+    the smallest from ``floor`` up when no eigenvalue lies below it (a
+    Sturm count). A mass matrix has none below 0, where its smallest
+    eigenvalue is near: G1's is 1e-5 of its largest, the bottom of its
+    Gershgorin interval far below 0, and the search from 0 takes 0.36 of
+    the time."""
+    lo, hi = _spectrum_interval(T)
+    if largest:
+        return max(lo, floor), hi
+    if lo < floor < hi and _count_below(T, floor) == 0:
+        lo = floor
+    return lo, hi
 
 
 @njit(**_KERNEL)
