@@ -15,7 +15,7 @@ from robot_dynamics_ros.dynamics import (
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
     end_bracket, end_eigenvalues, largest_eigenvalue, largest_eigenvalues, largest_singular_value,
-    smallest_eigenvalue, tridiagonal_bands, tridiagonalize)
+    lower_triangles_finite, smallest_eigenvalue, tridiagonal_bands, tridiagonalize)
 
 TRIPLES = 100_000
 CHUNK = 5_000
@@ -219,7 +219,7 @@ def test_lockstep_largest_eigenvalues_match_lapack_and_one_at_a_time():
         tridiagonalize(work)
         bands = np.full((2, n + 3, m + 2), np.nan)  # the slots past m are not read
         for s in range(m):
-            tridiagonal_bands(work[:, :, s], n, bands, s)
+            tridiagonal_bands(work[:, :, s], n, n, bands, s)
         out = np.empty(m)
         largest_eigenvalues(bands, n, m, 0.0, out)
         assert np.all(np.abs(out - expected) <= 1e-12 * np.maximum(np.abs(expected), 1e-300))
@@ -256,7 +256,7 @@ def test_lockstep_end_eigenvalues_mix_largest_and_smallest():
             tridiagonalize(T.reshape((n, n, 1)))
             brackets[0, s], brackets[1, s] = end_bracket(T, floor, largest)
             brackets[2, s] = 1.0 if largest else 0.0
-            tridiagonal_bands(T, n, bands, s)
+            tridiagonal_bands(T, n, n, bands, s)
             one_by_one[s] = largest_eigenvalue(T, floor) if largest else smallest_eigenvalue(T, floor)
             eigs = np.linalg.eigvalsh(A)
             expected[s] = eigs[-1] if largest else eigs[0]
@@ -265,6 +265,20 @@ def test_lockstep_end_eigenvalues_mix_largest_and_smallest():
         scale = np.array([np.abs(np.linalg.eigvalsh(A)).max() for A, _, _ in lanes])
         assert np.all(np.abs(out - expected) <= 1e-13 * scale)
 
+
+def test_lower_triangles_finite_reads_every_lower_entry_and_no_upper_one():
+    """``lower_triangles_finite``: a non-finite number anywhere in the lower
+    triangle of any of the matrices side by side is found (every position
+    tried); one above the diagonal, which the reductions never read, is not."""
+    n, m = 5, 3
+    for bad in (np.inf, -np.inf, np.nan):
+        for r in range(n):
+            for c in range(n):
+                for s in range(m):
+                    work = np.ones((n, n, m))
+                    work[r, c, s] = bad
+                    assert lower_triangles_finite(work) == (c > r)
+    assert lower_triangles_finite(np.ones((n, n, m)))
 
 UNLIMITED_PRISMATIC = """<robot name="slider">
   <link name="base"/>

@@ -357,7 +357,7 @@ def _reduce_core(data, one, s):
     if not all_finite(gram):
         return False  # too large to square: an overflow, not a bound
     tridiagonalize_one(gram, data.householder)
-    tridiagonal_bands(gram, c, data.bands, s)
+    tridiagonal_bands(gram, c, data.bands.shape[1], data.bands, s)
     return True
 
 
@@ -396,7 +396,7 @@ def _lockstep_core_norms(data, count, size):
         return np.nan
     tridiagonalize(grams)
     for s in range(count):
-        tridiagonal_bands(grams[:, :, s], size, data.bands, s)
+        tridiagonal_bands(grams[:, :, s], size, size, data.bands, s)
     return _sum_of_largest(data, size, count)
 
 
@@ -527,7 +527,7 @@ def _slice_bound_values(model, data, total, coriolis, mass, qd, out):
         if s < m:
             brackets[0, s], brackets[1, s] = end_bracket(T, floor, largest)
             brackets[2, s] = 1.0 if largest else 0.0
-            tridiagonal_bands(T, count, data.bands, s)
+            tridiagonal_bands(T, count, count, data.bands, s)
     end_eigenvalues(data.bands, count, m, brackets, values)
     out[0] = np.sqrt(max(0.0, values[0]))
     out[1] = kc

@@ -214,13 +214,13 @@ def _end_eigenvalue(work, lo, hi, rank):
 
 
 @njit(**_KERNEL)
-def tridiagonal_bands(T, c, bands, s):
+def tridiagonal_bands(T, c, n, bands, s):
     """Copy the tridiagonal T (its leading c x c, ``tridiagonalize``'s result,
-    any strides) into ``bands[:, :, s]`` (bands (2, N, M), N >= c): its
-    diagonal in ``bands[0]``, ``T[i, i - 1]`` in ``bands[1, i]`` (0 for i = 0),
-    zeros past c, so that any leading n x n of it is blockdiag(T, 0), with
-    T's eigenvalues and zeros."""
-    for i in range(bands.shape[1]):
+    any strides) into the first n rows of ``bands[:, :, s]`` (bands (2, N, M),
+    c <= n <= N): its diagonal in ``bands[0]``, ``T[i, i - 1]`` in ``bands[1, i]``
+    (0 for i = 0), zeros from c to n, so that the leading n x n of it is
+    blockdiag(T, 0), with T's eigenvalues and zeros."""
+    for i in range(n):
         bands[0, i, s] = T[i, i] if i < c else 0.0
         bands[1, i, s] = T[i, i - 1] if 0 < i < c else 0.0
 
@@ -416,11 +416,15 @@ def largest_singular_value(A, gram, work):
 
 @njit(**_KERNEL)
 def lower_triangles_finite(work):
-    """True when the lower triangles of the matrices ``work[:, :, s]`` are finite."""
-    for r in range(work.shape[0]):
-        for c in range(r + 1):
-            if not all_finite(work[r, c]):
-                return False
+    """True when the lower triangles of the matrices ``work[:, :, s]``
+    (work (n, n, m), C-contiguous) are finite: row r's lower triangle of
+    all m matrices lies in one run of ``(r + 1) m`` numbers (``all_finite``
+    vectorizes the long ones)."""
+    n, m = work.shape[0], work.shape[2]
+    flat = work.reshape(-1)
+    for r in range(n):
+        if not all_finite(flat[r * n * m:(r * n + r + 1) * m]):
+            return False
     return True
 
 
