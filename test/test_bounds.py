@@ -269,15 +269,17 @@ def test_lockstep_end_eigenvalues_mix_largest_and_smallest():
 def test_lower_triangles_finite_reads_every_lower_entry_and_no_upper_one():
     """``lower_triangles_finite``: a non-finite number anywhere in the lower
     triangle of any of the matrices side by side is found (every position
-    tried); one above the diagonal, which the reductions never read, is not."""
+    tried), in a contiguous array and in a strided view (``kc.constant``'s);
+    one above the diagonal, which the reductions never read, is not."""
     n, m = 5, 3
     for bad in (np.inf, -np.inf, np.nan):
         for r in range(n):
             for c in range(n):
                 for s in range(m):
-                    work = np.ones((n, n, m))
+                    work = np.ones((n, n, m + 2))  # also as the first m of a longer row of lanes
                     work[r, c, s] = bad
-                    assert lower_triangles_finite(work) == (c > r)
+                    assert lower_triangles_finite(np.ascontiguousarray(work[:, :, :m])) == (c > r)
+                    assert lower_triangles_finite(work[:, :, :m]) == (c > r)
     assert lower_triangles_finite(np.ones((n, n, m)))
 
 UNLIMITED_PRISMATIC = """<robot name="slider">

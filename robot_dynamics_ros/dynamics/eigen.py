@@ -416,15 +416,13 @@ def largest_singular_value(A, gram, work):
 
 @njit(**_KERNEL)
 def lower_triangles_finite(work):
-    """True when the lower triangles of the matrices ``work[:, :, s]``
-    (work (n, n, m), C-contiguous) are finite: row r's lower triangle of
-    all m matrices lies in one run of ``(r + 1) m`` numbers (``all_finite``
-    vectorizes the long ones)."""
-    n, m = work.shape[0], work.shape[2]
-    flat = work.reshape(-1)
-    for r in range(n):
-        if not all_finite(flat[r * n * m:(r * n + r + 1) * m]):
-            return False
+    """True when the lower triangles of the matrices ``work[:, :, s]`` are
+    finite (work (n, n, m), any strides: ``kc.constant`` passes the first n
+    of a longer row of lanes)."""
+    for r in range(work.shape[0]):
+        for c in range(r + 1):
+            if not all_finite(work[r, c]):
+                return False
     return True
 
 
