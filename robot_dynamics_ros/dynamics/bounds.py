@@ -90,10 +90,23 @@ def gram_matrices(gamma, grams):
 def kc_of_reduced(grams, n):
     """sqrt of the sum over k < n of the largest eigenvalue of the reduced
     Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
+    return np.sqrt(sum_of_largest_reduced(grams, n))
+
+
+@njit(cache=True, nogil=True)
+def sum_of_largest_reduced(grams, count):
+    """The sum over s < count of the largest eigenvalues (0 at least) of the
+    matrices ``grams[:, :, s]`` reduced in lockstep (``eigen.tridiagonalize``),
+    searched side by side (``eigen.largest_eigenvalues``)."""
+    n = grams.shape[0]
+    bands, values = np.empty((2, n, count)), np.empty(count)
+    for s in range(count):
+        tridiagonal_bands(grams[:, :, s], n, n, bands, s)
+    largest_eigenvalues(bands, n, count, 0.0, values)
     total = 0.0
-    for k in range(n):
-        total += max(0.0, largest_eigenvalue(grams[:, :, k], 0.0))
-    return np.sqrt(total)
+    for s in range(count):
+        total += max(0.0, values[s])
+    return total
 
 
 @njit(cache=True, nogil=True)
@@ -155,7 +168,8 @@ def bound_values(data, gamma, mass, qd, out):
     (docs/math.md). The n + 2 symmetric eigenproblems, the Gram matrices of the
     n ``Gamma_k`` and of C for the spectral norms and M itself for its
     extreme eigenvalues, are reduced to tridiagonal form in lockstep in
-    ``data.grams`` (eigen.py). Cost: O(n^4).
+    ``data.grams`` (eigen.py), and their extreme eigenvalues searched in
+    lockstep too. Cost: O(n^4).
     """
     n = qd.shape[0]
     coriolis, grams = data.coriolis, data.grams
@@ -180,14 +194,29 @@ def bound_values(data, gamma, mass, qd, out):
         out[:] = np.nan  # too large to square: an overflow, not a bound
         return
     tridiagonalize(grams)
-    kc = kc_of_reduced(grams, n)
-    out[0] = np.sqrt(max(0.0, largest_eigenvalue(grams[:, :, n], 0.0)))
+    # n + 3 searches side by side (``eigen.end_eigenvalues``): the largest
+    # eigenvalues of the n slices' and C's Gram matrices, then M's largest
+    # and smallest (its lane twice)
+    m = n + 3
+    bands, brackets, values = np.empty((2, n, m)), np.empty((3, m)), np.empty(m)
+    for s in range(m):
+        T = grams[:, :, min(s, n + 1)]
+        largest = s < n + 2
+        brackets[0, s], brackets[1, s] = end_bracket(T, -np.inf if s == n + 1 else 0.0, largest)
+        brackets[2, s] = 1.0 if largest else 0.0
+        tridiagonal_bands(T, n, n, bands, s)
+    end_eigenvalues(bands, n, m, brackets, values)
+    total = 0.0
+    for k in range(n):
+        total += max(0.0, values[k])
+    kc = np.sqrt(total)
+    out[0] = np.sqrt(max(0.0, values[n]))
     out[1] = kc
     out[2] = 0.0
     out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
-    out[4] = smallest_eigenvalue(grams[:, :, n + 1], 0.0)
-    out[5] = largest_eigenvalue(grams[:, :, n + 1], -np.inf)
+    out[4] = values[n + 2]
+    out[5] = values[n + 1]
 
 
 @njit(cache=True, nogil=True)
@@ -265,8 +294,7 @@ def group_slice_norms(model, data, blocks):
         if not lower_triangles_finite(gram):
             return np.nan
         tridiagonalize(gram)
-        for s in range(count):
-            total += max(0.0, largest_eigenvalue(gram[:, :, s], 0.0))
+        total += sum_of_largest_reduced(gram, count)
     return total
 
 
