@@ -19,8 +19,8 @@ from .christoffel import christoffel_tree, dense_layout, dense_record
 from .cores import christoffel_cores, core_size, shifted_spans, slice_core
 from .errors import StateError
 from .eigen import (end_bracket, end_eigenvalues, gram_one, largest_eigenvalue, largest_eigenvalues,
-                    largest_singular_value, lower_triangles_finite, smallest_eigenvalue, tridiagonal_bands,
-                    tridiagonalize, tridiagonalize_one)
+                    largest_singular_value, lower_triangles_finite, tridiagonal_bands, tridiagonalize,
+                    tridiagonalize_one)
 from .finite import all_finite
 from .kinematics import floating_record, is_floating
 from .model import BASE_BODIES

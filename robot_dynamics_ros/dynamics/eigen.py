@@ -438,7 +438,9 @@ def largest_eigenvalue(T, floor):
 def smallest_eigenvalue(T, floor):
     """The smallest eigenvalue of the tridiagonal T (``tridiagonalize``'s
     result), searched from ``floor`` up when no eigenvalue lies below it
-    (``end_bracket``)."""
+    (``end_bracket``): one matrix alone, what each lane of
+    ``end_eigenvalues`` searching from below computes (the bounds search
+    M's smallest eigenvalue in those lanes; the tests compare them)."""
     lo, hi = end_bracket(T, floor, False)
     # an int64, not the literal 0, for which numba would compile a second overload
     return _end_eigenvalue(T, lo, hi, np.int64(0))
