@@ -8,8 +8,8 @@ spectrum, kept in a Sturm-count bracket (Golub and Van Loan, "Matrix
 Computations", 4th ed., Sec. 8.3.1 and 8.4.1). The reduction is backward
 stable and the bracket is exact: the results are good to about 1e-15 ||A||.
 The bounds reduce their n + 2 matrices in lockstep (``tridiagonalize``), and
-a floating tree's small cores too, whose largest eigenvalues are then found
-in lockstep as well (``largest_eigenvalues``).
+a floating tree's small cores too; the extreme eigenvalues of the reduced
+matrices are then searched in lockstep as well (``end_eigenvalues``).
 """
 import numpy as np
 from numba import njit
