@@ -90,21 +90,29 @@ def gram_matrices(gamma, grams):
 def kc_of_reduced(grams, n):
     """sqrt of the sum over k < n of the largest eigenvalue of the reduced
     Gram matrices ``grams[:, :, k]``: k_c once they are tridiagonal."""
-    return np.sqrt(sum_of_largest_reduced(grams, n))
+    size = grams.shape[0]
+    return np.sqrt(_sum_of_largest_reduced(grams, n, np.empty((2, size, n)), np.empty(n)))
 
 
 @njit(cache=True, nogil=True)
-def sum_of_largest_reduced(grams, count):
-    """The sum over s < count of the largest eigenvalues (0 at least) of the
-    matrices ``grams[:, :, s]`` reduced in lockstep (``eigen.tridiagonalize``),
-    searched side by side (``eigen.largest_eigenvalues``)."""
+def _sum_of_largest_reduced(grams, count, bands, values):
+    """``_sum_of_largest`` of the matrices ``grams[:, :, s]``, s < count,
+    reduced in lockstep (``eigen.tridiagonalize``), copied into ``bands``
+    (2, >= n, >= count) first."""
     n = grams.shape[0]
-    bands, values = np.empty((2, n, count)), np.empty(count)
     for s in range(count):
         tridiagonal_bands(grams[:, :, s], n, n, bands, s)
-    largest_eigenvalues(bands, n, count, 0.0, values)
+    return _sum_of_largest(bands, n, count, values)
+
+
+@njit(cache=True, nogil=True)
+def _sum_of_largest(bands, n, m, values):
+    """The sum of the largest eigenvalues (0 at least) of the first m
+    tridiagonal Gram matrices in ``bands``, of up to n rows, searched side by
+    side (``eigen.largest_eigenvalues``) into ``values`` (>= m)."""
+    largest_eigenvalues(bands, n, m, 0.0, values)
     total = 0.0
-    for s in range(count):
+    for s in range(m):
         total += max(0.0, values[s])
     return total
 
@@ -294,7 +302,7 @@ def group_slice_norms(model, data, blocks):
         if not lower_triangles_finite(gram):
             return np.nan
         tridiagonalize(gram)
-        total += sum_of_largest_reduced(gram, count)
+        total += _sum_of_largest_reduced(gram, count, data.bands, data.lockstep[1])
     return total
 
 
@@ -362,7 +370,7 @@ def core_slice_norms(model, data, blocks, cores):
         reduced += 1
         widest = max(widest, c)
     # the larger cores' eigenvalues first: the small cores' bands take their place
-    total = _sum_of_largest(data, widest, reduced)
+    total = _sum_of_largest(data.bands, widest, reduced, data.lockstep[1])
     if cubes >= LOCKSTEP_WORK * largest ** 3:
         return total + _lockstep_core_norms(data, count, largest)
     used = 0  # too few, or too unequal: one at a time
@@ -371,7 +379,7 @@ def core_slice_norms(model, data, blocks, cores):
         if not _reduce_core(data, staged[used:used + c * c].reshape((c, c)), s):
             return np.nan
         used += c * c
-    return total + _sum_of_largest(data, largest, count)
+    return total + _sum_of_largest(data.bands, largest, count, data.lockstep[1])
 
 
 @njit(cache=True, nogil=True)
@@ -387,18 +395,6 @@ def _reduce_core(data, one, s):
     tridiagonalize_one(gram, data.householder)
     tridiagonal_bands(gram, c, data.bands.shape[1], data.bands, s)
     return True
-
-
-@njit(cache=True, nogil=True)
-def _sum_of_largest(data, n, m):
-    """The sum of the largest eigenvalues (0 at least) of the first m
-    tridiagonal Gram matrices in ``data.bands``, of up to n rows."""
-    norms = data.lockstep[1][:m]
-    largest_eigenvalues(data.bands, n, m, 0.0, norms)
-    total = 0.0
-    for s in range(m):
-        total += max(0.0, norms[s])
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -423,9 +419,7 @@ def _lockstep_core_norms(data, count, size):
     if not lower_triangles_finite(grams):
         return np.nan
     tridiagonalize(grams)
-    for s in range(count):
-        tridiagonal_bands(grams[:, :, s], size, size, data.bands, s)
-    return _sum_of_largest(data, size, count)
+    return _sum_of_largest_reduced(grams, count, data.bands, data.lockstep[1])
 
 
 def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
