@@ -99,8 +99,11 @@ def tridiagonalize_one(A, scratch):
     without a running sum (``w += A[i] v_i``, ``A[i] -= 2 (v_i w + w_i v)``):
     independent updates the compiler vectorizes, where sums of products
     wait on each other and the lockstep of a few matrices is too short.
-    The update is exactly symmetric (the same two products, added in
-    either order). ``scratch`` (2, n): v and w. Cost: n^3 multiply-adds.
+    Four rows go through each such loop together (``_product_of_rows``,
+    ``_update_of_rows``), so that w and v are loaded once for four rows,
+    with each sum in the order of one row at a time. The update is exactly
+    symmetric (the same two products, added in either order). ``scratch``
+    (2, n): v and w. Cost: n^3 multiply-adds.
     """
     n = A.shape[0]
     for k in range(n - 2):
@@ -121,25 +124,58 @@ def tridiagonalize_one(A, scratch):
         for i in range(m):
             v[i] = x[i] * inverse
         v[0] = (x1 - alpha) * inverse
-        for j in range(m):
-            w[j] = 0.0
-        for i in range(m):
-            vi = v[i]
-            row = A[k + 1 + i, k + 1:]
-            for j in range(m):
-                w[j] += row[j] * vi
+        _product_of_rows(A, k + 1, m, v, w)
         vav = 0.0
         for i in range(m):
             vav += v[i] * w[i]
         for i in range(m):
             w[i] -= vav * v[i]  # w = A22 v - (v^T A22 v) v
-        for i in range(m):
-            vi2, wi2 = 2.0 * v[i], 2.0 * w[i]
-            row = A[k + 1 + i, k + 1:]
-            for j in range(m):
-                row[j] -= vi2 * w[j] + wi2 * v[j]
+        _update_of_rows(A, k + 1, m, v, w)
         A[k + 1, k] = alpha
         A[k, k + 1] = alpha
+
+
+@njit(**_KERNEL, inline="always")
+def _product_of_rows(A, s, m, v, w):
+    """w (m,) = A[s:s + m, s:s + m] v, as the sum of the rows ``A[s + i] v_i``
+    in the order of i, four rows per pass over w."""
+    for j in range(m):
+        w[j] = 0.0
+    i = 0
+    while i + 3 < m:
+        v1, v2, v3, v4 = v[i], v[i + 1], v[i + 2], v[i + 3]
+        r1, r2, r3, r4 = A[s + i, s:], A[s + i + 1, s:], A[s + i + 2, s:], A[s + i + 3, s:]
+        for j in range(m):
+            w[j] = (((w[j] + r1[j] * v1) + r2[j] * v2) + r3[j] * v3) + r4[j] * v4
+        i += 4
+    while i < m:
+        vi, r1 = v[i], A[s + i, s:]
+        for j in range(m):
+            w[j] += r1[j] * vi
+        i += 1
+
+
+@njit(**_KERNEL, inline="always")
+def _update_of_rows(A, s, m, v, w):
+    """``A[s + i, s:s + m] -= 2 (v_i w + w_i v)`` for every i < m, four rows
+    per pass over v and w."""
+    i = 0
+    while i + 3 < m:
+        a1, b1, a2, b2 = 2.0 * v[i], 2.0 * w[i], 2.0 * v[i + 1], 2.0 * w[i + 1]
+        a3, b3, a4, b4 = 2.0 * v[i + 2], 2.0 * w[i + 2], 2.0 * v[i + 3], 2.0 * w[i + 3]
+        r1, r2, r3, r4 = A[s + i, s:], A[s + i + 1, s:], A[s + i + 2, s:], A[s + i + 3, s:]
+        for j in range(m):
+            wj, vj = w[j], v[j]
+            r1[j] -= a1 * wj + b1 * vj
+            r2[j] -= a2 * wj + b2 * vj
+            r3[j] -= a3 * wj + b3 * vj
+            r4[j] -= a4 * wj + b4 * vj
+        i += 4
+    while i < m:
+        a1, b1, r1 = 2.0 * v[i], 2.0 * w[i], A[s + i, s:]
+        for j in range(m):
+            r1[j] -= a1 * w[j] + b1 * v[j]
+        i += 1
 
 
 @njit(**_KERNEL)

@@ -63,6 +63,31 @@ def _orthonormalize(X):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sum_of_rows(R, X, Y):
+    """Y (2, n) = X R for R (n, n) and X (2, n): the rows of R weighted by
+    both rows of X, two rows of R per pass over Y, each sum in the order of
+    the rows."""
+    n = R.shape[0]
+    Y0, Y1 = Y[0], Y[1]
+    for i in range(n):
+        Y0[i] = 0.0
+        Y1[i] = 0.0
+    j = 0
+    while j + 1 < n:
+        a0, a1, b0, b1 = X[0, j], X[1, j], X[0, j + 1], X[1, j + 1]
+        r, s = R[j], R[j + 1]
+        for i in range(n):
+            Y0[i] = (Y0[i] + r[i] * a0) + s[i] * b0
+            Y1[i] = (Y1[i] + r[i] * a1) + s[i] * b1
+        j += 2
+    if j < n:
+        a0, a1, r = X[0, j], X[1, j], R[j]
+        for i in range(n):
+            Y0[i] += r[i] * a0
+            Y1[i] += r[i] * a1
+
+
 @njit(cache=True, nogil=True)
 def certified_top_singular_value(G, X, work):
     """An upper bound of ``||G||_2`` within about 1e-14 of it (module
@@ -96,25 +121,8 @@ def certified_top_singular_value(G, X, work):
     for _ in range(STEPS):
         # Y = G X, Z = G^T Y = A X (rows of Y, Z: the two vectors), both
         # vectors in one pass over G
-        Y0, Y1, Z0, Z1 = Y[0], Y[1], Z[0], Z[1]
-        for i in range(n):
-            Y0[i] = 0.0
-            Y1[i] = 0.0
-        for j in range(n):
-            x0, x1 = X[0, j], X[1, j]
-            for i in range(n):
-                g = GT[j, i]
-                Y0[i] += g * x0
-                Y1[i] += g * x1
-        for j in range(n):
-            Z0[j] = 0.0
-            Z1[j] = 0.0
-        for i in range(n):
-            y0, y1 = Y0[i], Y1[i]
-            for j in range(n):
-                g = G[i, j]
-                Z0[j] += g * y0
-                Z1[j] += g * y1
+        _sum_of_rows(GT, X, Y)
+        _sum_of_rows(G, Y, Z)
         t00 = t01 = t11 = 0.0
         for i in range(n):
             t00 += Y[0, i] * Y[0, i]
