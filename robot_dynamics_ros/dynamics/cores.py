@@ -226,17 +226,15 @@ def christoffel_cores(model, data, blocks):
             c, _ = core_size(model, k)
             K, W = blocks[start[k]:start[k] + c * c], frames[k]
             for r in range(6):
+                b0, b1, b2, b3, b4, b5 = B[r, 0], B[r, 1], B[r, 2], B[r, 3], B[r, 4], B[r, 5]
                 for s in range(6):
-                    acc = 0.0
-                    for i in range(6):
-                        acc += B[r, i] * W[i, s]
-                    BW[r, s] = acc
+                    BW[r, s] = (((((b0 * W[0, s] + b1 * W[1, s]) + b2 * W[2, s]) + b3 * W[3, s])
+                                 + b4 * W[4, s]) + b5 * W[5, s])
             for r in range(6):
+                w0, w1, w2, w3, w4, w5 = W[0, r], W[1, r], W[2, r], W[3, r], W[4, r], W[5, r]
                 for s in range(6):
-                    acc = 0.0
-                    for i in range(6):
-                        acc += W[i, r] * BW[i, s]
-                    K[r * c + s] = acc
+                    K[r * c + s] = (((((w0 * BW[0, s] + w1 * BW[1, s]) + w2 * BW[2, s]) + w3 * BW[3, s])
+                                     + w4 * BW[4, s]) + w5 * BW[5, s])
         j = k
         while j >= 0:
             if j < BASE_ANGULAR and not BASE_ANGULAR <= k < BASE_BODIES:
