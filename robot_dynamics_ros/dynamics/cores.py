@@ -183,6 +183,20 @@ def core_size(model, k):
     return model.slice_row[k] + shift, shift
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _frame_products(W, a, b, K, r0, r1, stride):
+    """``K[r0 + r * stride] = W[:, r] . a`` and ``K[r1 + r] = W[:, r] . b``
+    for r < 6: the products of ``dot6`` in its order, over W's rows, so
+    that the six sums of each are independent."""
+    a0, a1, a2, a3, a4, a5 = a[0], a[1], a[2], a[3], a[4], a[5]
+    b0, b1, b2, b3, b4, b5 = b[0], b[1], b[2], b[3], b[4], b[5]
+    for r in range(6):
+        K[r0 + r * stride] = (W[0, r] * a0 + W[1, r] * a1 + W[2, r] * a2
+                              + W[3, r] * a3 + W[4, r] * a4 + W[5, r] * a5)
+        K[r1 + r] = (W[0, r] * b0 + W[1, r] * b1 + W[2, r] * b2
+                     + W[3, r] * b3 + W[4, r] * b4 + W[5, r] * b5)
+
+
 @njit(cache=True, nogil=True)
 def christoffel_cores(model, data, blocks):
     """What the bounds need of Gamma for a floating tree, into ``blocks``:
@@ -248,9 +262,7 @@ def christoffel_cores(model, data, blocks):
                 if j != k:
                     c, shift = core_size(model, j)
                     K, W, d = blocks[start[j]:start[j] + c * c], frames[j], local[j, k] + shift
-                    for r in range(6):
-                        K[r * c + d] = dot6(W[:, r], f1)
-                        K[d * c + r] = dot6(W[:, r], f3)
+                    _frame_products(W, f1, f3, K, r0=d, r1=d * c, stride=c)
                 i = parent[j]
                 while i >= BASE_ANGULAR:
                     if i >= BASE_BODIES:
