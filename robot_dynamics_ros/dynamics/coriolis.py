@@ -50,12 +50,12 @@ def body_factorization(I, v, h, B):
 
 @njit(cache=True, nogil=True, inline="always")
 def mat6t_vec(A, x, out):
-    """out = A^T x for a 6x6 matrix A."""
+    """out = A^T x for a 6x6 matrix A, each sum over A's column in order,
+    the six of them along A's rows (independent: they vectorize)."""
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
     for c in range(6):
-        acc = A[0, c] * x[0]  # not 0.0: a float64 literal would lift float32 sums
-        for r in range(1, 6):
-            acc += A[r, c] * x[r]
-        out[c] = acc
+        out[c] = (A[0, c] * x0 + A[1, c] * x1 + A[2, c] * x2
+                  + A[3, c] * x3 + A[4, c] * x4 + A[5, c] * x5)
 
 
 @njit(cache=True, nogil=True)

@@ -35,11 +35,10 @@ def cross_force(v, f, out):
 @njit(cache=True, inline="always")
 def mat6_vec(A, x, out):
     """out = A x for a 6x6 matrix A."""
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
     for r in range(6):
-        acc = A[r, 0] * x[0]  # not 0.0: a float64 literal would lift float32 sums
-        for c in range(1, 6):
-            acc += A[r, c] * x[c]
-        out[r] = acc
+        out[r] = (A[r, 0] * x0 + A[r, 1] * x1 + A[r, 2] * x2
+                  + A[r, 3] * x3 + A[r, 4] * x4 + A[r, 5] * x5)
 
 
 @njit(cache=True, inline="always")
