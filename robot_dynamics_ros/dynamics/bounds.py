@@ -79,11 +79,21 @@ def gram_matrices(gamma, grams):
     m, count = gamma.shape[0], gamma.shape[2]
     for r in range(m):
         for c in range(r + 1):
+            g = grams[r, c]
             for k in range(count):
-                grams[r, c, k] = 0.0
-            for i in range(m):
+                g[k] = 0.0
+            i = 0
+            while i + 3 < m:  # four rows of X per pass over g, each sum in the order of i
+                a1, b1, a2, b2 = gamma[i, r], gamma[i, c], gamma[i + 1, r], gamma[i + 1, c]
+                a3, b3, a4, b4 = gamma[i + 2, r], gamma[i + 2, c], gamma[i + 3, r], gamma[i + 3, c]
                 for k in range(count):
-                    grams[r, c, k] += gamma[i, r, k] * gamma[i, c, k]
+                    g[k] = (((g[k] + a1[k] * b1[k]) + a2[k] * b2[k]) + a3[k] * b3[k]) + a4[k] * b4[k]
+                i += 4
+            while i < m:
+                a1, b1 = gamma[i, r], gamma[i, c]
+                for k in range(count):
+                    g[k] += a1[k] * b1[k]
+                i += 1
 
 
 @njit(cache=True, nogil=True)
