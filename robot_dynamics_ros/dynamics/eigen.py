@@ -182,17 +182,28 @@ def _update_of_rows(A, s, m, v, w):
 def gram_one(X, gram):
     """gram (m, m) = X^T X for X (m, m) C-contiguous, both triangles: the
     lower one row by row, ``gram[r, :r + 1] += X[i, r] X[i, :r + 1]`` over the
-    rows i of X in order (vectorized: every loop from 0, ``tridiagonalize_one``),
-    then mirrored. Cost: m^3 / 2."""
+    rows i of X in order, four rows per pass over ``gram[r]`` (each sum still
+    in the order of i; four zeros of column r skip their pass), vectorized:
+    every loop from 0 (``tridiagonalize_one``), 2-d indices (views of the
+    rows were 3x slower). Then mirrored. Cost: m^3 / 2."""
     m = X.shape[0]
     for r in range(m):
         for c in range(r + 1):
             gram[r, c] = 0.0
-        for i in range(m):
+        i = 0
+        while i + 3 < m:
+            a1, a2, a3, a4 = X[i, r], X[i + 1, r], X[i + 2, r], X[i + 3, r]
+            if not (a1 == 0.0 and a2 == 0.0 and a3 == 0.0 and a4 == 0.0):
+                for c in range(r + 1):
+                    gram[r, c] = ((((gram[r, c] + a1 * X[i, c]) + a2 * X[i + 1, c]) + a3 * X[i + 2, c])
+                                  + a4 * X[i + 3, c])
+            i += 4
+        while i < m:
             a = X[i, r]
             if a != 0.0:
                 for c in range(r + 1):
                     gram[r, c] += a * X[i, c]
+            i += 1
     for r in range(m):
         for c in range(r):
             gram[c, r] = gram[r, c]
