@@ -12,6 +12,7 @@ from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio,
                     random_configurations, random_urdf, rel_err)
 from robot_dynamics_ros.dynamics import (
     DynamicsError, coriolis_bounds, coriolis_matrix, load_urdf, puma_urdf)
+from robot_dynamics_ros.dynamics.bounds import gram_matrices
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
 from robot_dynamics_ros.dynamics.eigen import (
     end_bracket, end_eigenvalues, largest_eigenvalue, largest_eigenvalues, largest_singular_value,
@@ -226,6 +227,48 @@ def test_lockstep_largest_eigenvalues_match_lapack_and_one_at_a_time():
         one_by_one = np.array([largest_eigenvalue(np.ascontiguousarray(work[:, :, s]), 0.0)
                                for s in range(m)])
         assert np.array_equal(out, one_by_one)
+
+
+def test_nested_lanes_give_each_matrix_its_own_reduction():
+    """``gram_matrices`` and ``tridiagonalize`` with ``lanes``: matrices of
+    sizes 1 to 12 in the bottom-right corners of 12 x 12 lanes, the largest
+    first, zeros above and left of each corner. Each lane's Gram matrix
+    equals ``gram_matrices`` of its matrix alone, and its tridiagonal form
+    the reduction of that Gram matrix alone, bit for bit; the Gram entries
+    outside a corner are 0. ``tridiagonalize`` reads nothing outside a
+    corner: NaN put there stays there and the forms are unchanged."""
+    rng = np.random.default_rng(7)
+    sizes = np.array([12, 12, 11, 9, 9, 8, 7, 6, 5, 4, 3, 2, 1])
+    size, m = sizes[0], len(sizes)
+    lanes = np.array([np.count_nonzero(sizes >= size - k) for k in range(size)])
+    X = np.zeros((size, size, m))
+    alone = []
+    for s, c in enumerate(sizes):
+        corner = size - c
+        X[corner:, corner:, s] = rng.normal(size=(c, c)) * 10.0 ** rng.uniform(-3, 3)
+        gram = np.empty((c, c, 1))
+        gram_matrices(np.ascontiguousarray(X[corner:, corner:, s:s + 1]), gram)
+        alone.append(gram)
+    grams = np.empty((size, size, m))
+    gram_matrices(X, grams, lanes)
+    for s, c in enumerate(sizes):
+        corner = size - c
+        lower = np.tril_indices(c)
+        assert np.array_equal(grams[corner:, corner:, s][lower], alone[s][:, :, 0][lower])
+        outside = np.tril(np.ones((size, size), dtype=bool))
+        outside[corner:, corner:] = False
+        assert np.all(grams[:, :, s][outside] == 0.0)
+    for s, c in enumerate(sizes):
+        grams[:size - c, :, s] = np.nan  # above and left of the corner: not to be read
+        grams[:, :size - c, s] = np.nan
+    tridiagonalize(grams, lanes)
+    for s, c in enumerate(sizes):
+        corner = size - c
+        T = alone[s]
+        tridiagonalize(T)
+        mine = grams[corner:, corner:, s]
+        assert np.array_equal(np.diag(mine), np.diag(T[:, :, 0]))
+        assert np.array_equal(np.diag(mine, -1), np.diag(T[:, :, 0], -1))
 
 
 def test_lockstep_end_eigenvalues_mix_largest_and_smallest():

@@ -67,14 +67,20 @@ class CoriolisBounds(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def gram_matrices(gamma, grams):
+def gram_matrices(gamma, grams, lanes=None):
     """``grams[r, c, k]`` (lower triangles, k < count) = the Gram matrices
     ``X_k^T X_k`` of the m x m matrices ``X_k = gamma[:, :, k]`` (gamma
     (m, m, count)): ``Gamma_k^T Gamma_k`` of a dense Gamma (n, n, n), or of
     a group of slices' blocks, stored the same way (``group_slice_norms``).
 
     The innermost loop runs over k, contiguous in memory: the matrices are
-    built side by side, ready to be reduced in lockstep.
+    built side by side, ready to be reduced in lockstep. ``lanes``: matrices
+    of different sizes in the bottom-right corners, as
+    ``eigen.tridiagonalize`` takes them; each entry and each row of a sum is
+    then taken over the matrices that reach it (``lanes[i]`` of them reach
+    row i; what lies above and left of a corner must be zeros, as a sum
+    over four rows may start above it), and a Gram entry outside a matrix's
+    corner is 0.
     """
     m, count = gamma.shape[0], gamma.shape[2]
     for r in range(m):
@@ -82,16 +88,18 @@ def gram_matrices(gamma, grams):
             g = grams[r, c]
             for k in range(count):
                 g[k] = 0.0
+            reach = count if lanes is None else lanes[c]  # c <= r: the matrices with column c
             i = 0
             while i + 3 < m:  # four rows of X per pass over g, each sum in the order of i
                 a1, b1, a2, b2 = gamma[i, r], gamma[i, c], gamma[i + 1, r], gamma[i + 1, c]
                 a3, b3, a4, b4 = gamma[i + 2, r], gamma[i + 2, c], gamma[i + 3, r], gamma[i + 3, c]
-                for k in range(count):
+                # the matrices that reach row i + 3: a row above a corner is zeros
+                for k in range(reach if lanes is None else min(reach, lanes[i + 3])):
                     g[k] = (((g[k] + a1[k] * b1[k]) + a2[k] * b2[k]) + a3[k] * b3[k]) + a4[k] * b4[k]
                 i += 4
             while i < m:
                 a1, b1 = gamma[i, r], gamma[i, c]
-                for k in range(count):
+                for k in range(reach if lanes is None else min(reach, lanes[i])):
                     g[k] += a1[k] * b1[k]
                 i += 1
 
@@ -410,26 +418,43 @@ def _reduce_core(data, one, s):
 @njit(cache=True, nogil=True)
 def _lockstep_core_norms(data, count, size):
     """``sum ||K||_2^2`` over the ``count`` cores that ``core_slice_norms``
-    put aside, each padded with zeros to ``size`` (its singular values and
-    zeros): their Gram matrices (``gram_matrices``) and reductions
-    (``eigen.tridiagonalize``) in lockstep. NaN on overflow. Cost:
-    1.5 size^3 per core, each step over the cores side by side."""
-    staged = data.lockstep[0]
+    put aside: their Gram matrices (``gram_matrices``) and reductions
+    (``eigen.tridiagonalize``) in lockstep, each core in the bottom-right
+    corner of a ``size`` x ``size`` lane, the largest in the first lane, so
+    that each step runs over the cores that reach it (``lanes``) and a core
+    costs its own size, not the largest. NaN on overflow. Cost: 1.5 c^3
+    per core of size c, each step over the cores side by side."""
+    staged, sizes = data.lockstep[0], data.lockstep_sizes
+    order = np.argsort(-sizes[:count], kind="mergesort")  # lane t holds core order[t]
+    lane = np.empty(count, dtype=np.int64)
+    lanes = np.zeros(size, dtype=np.int64)  # lanes[k]: the cores of size >= size - k
+    for t in range(count):
+        lane[order[t]] = t
+        lanes[size - sizes[order[t]]:] += 1
     padded = data.lockstep[1][:size * size * count].reshape((size, size, count))
-    padded[:] = 0.0
+    padded[:] = 0.0  # zeros above and left of the corners
     used = 0
     for s in range(count):
-        c = data.lockstep_sizes[s]
+        c, t = sizes[s], lane[s]
+        corner = size - c
         for r in range(c):
             for col in range(c):
-                padded[r, col, s] = staged[used + r * c + col]
+                padded[corner + r, corner + col, t] = staged[used + r * c + col]
         used += c * c
     grams = staged[:size * size * count].reshape((size, size, count))  # the staged cores are read
-    gram_matrices(padded, grams)
+    gram_matrices(padded, grams, lanes)
     if not lower_triangles_finite(grams):
         return np.nan
-    tridiagonalize(grams)
-    return _sum_of_largest_reduced(grams, count, data.bands, data.lockstep[1])
+    tridiagonalize(grams, lanes)
+    bands, values = data.bands, data.lockstep[1]
+    for t in range(count):
+        corner = size - sizes[order[t]]
+        tridiagonal_bands(grams[corner:, corner:, t], size - corner, size, bands, t)
+    largest_eigenvalues(bands, size, count, 0.0, values)
+    total = 0.0
+    for s in range(count):  # summed in the order staged
+        total += max(0.0, values[lane[s]])
+    return total
 
 
 def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):

@@ -26,7 +26,7 @@ _KERNEL = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**_KERNEL)
-def tridiagonalize(work):
+def tridiagonalize(work, lanes=None):
     """Householder reduction in place of the m symmetric matrices
     ``work[:, :, s]`` (work (n, n, m)), in lockstep: each ends as its
     tridiagonal T.
@@ -40,13 +40,23 @@ def tridiagonalize(work):
     ``A - 2 (v w^T + w v^T)`` with ``w = A v - (v^T A v) v``; v is kept in
     column k below the subdiagonal and w in row k (the upper triangle is
     never read). Cost: 2/3 n^3 per matrix.
+
+    ``lanes`` (n,), for matrices of different sizes c_s: each in the
+    bottom-right corner of its ``work[:, :, s]`` (rows and columns from
+    n - c_s; what is above and left of it is neither read nor written), in
+    order of decreasing size, and ``lanes[k]`` the number of them with
+    ``c_s >= n - k``. Step k then runs over those alone: for the others it
+    would reduce a zero column. So each matrix costs its own 2/3 c_s^3, the
+    same numbers as alone, not that of the largest.
     """
-    n, m = work.shape[0], work.shape[2]
+    n, count = work.shape[0], work.shape[2]
     # per matrix: ||x||^2, alpha, and v^T A v of the current step
-    scalars = np.empty((3, m))
+    scalars = np.empty((3, count))
     squares, alpha, vav = scalars[0], scalars[1], scalars[2]
     for k in range(n - 2):
-        squares[:] = 0.0
+        m = count if lanes is None else lanes[k]
+        for s in range(m):
+            squares[s] = 0.0
         for i in range(k + 1, n):
             for s in range(m):
                 squares[s] += work[i, k, s] * work[i, k, s]
@@ -73,7 +83,8 @@ def tridiagonalize(work):
                     work[k, j, s] += aij * work[i, k, s]
             for s in range(m):
                 work[k, i, s] += work[i, i, s] * work[i, k, s]
-        vav[:] = 0.0
+        for s in range(m):
+            vav[s] = 0.0
         for i in range(k + 1, n):
             for s in range(m):
                 vav[s] += work[i, k, s] * work[k, i, s]
