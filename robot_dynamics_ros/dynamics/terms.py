@@ -26,6 +26,10 @@ from .state import (configuration_array, joint_array, matrix_result, raise_failu
 from .terms_kernel import compute_all_terms
 
 
+# the kernel's Gamma when nobody asked for it: no entries, so one array serves every call
+_NO_GAMMA = np.empty((0, 0, 0))
+
+
 class AllTerms(NamedTuple):
     """The terms at (q, qd), each (…) for one sample or (N, …) for a batch.
 
@@ -57,11 +61,12 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     call = sample_entry(compute_all_terms, model, q, qd)
     if call is not None:
         n = qd.shape[0]
-        terms = AllTerms(np.empty((n, n)), np.empty((n, n)), np.empty(len(BOUNDS_FIELDS)),
-                         np.empty((n, n, n) if christoffel else (0, 0, 0)), np.empty(n))
-        if call(True, bool(christoffel), q, qd, *terms) < 0:
-            set_global_constants(model, terms.coriolis_bounds)
-            return terms if christoffel else terms._replace(christoffel_symbols=None)
+        mass, coriolis_matrix, gravity = np.empty((n, n)), np.empty((n, n)), np.empty(n)
+        bounds = np.empty(len(BOUNDS_FIELDS))
+        gamma = np.empty((n, n, n)) if christoffel else _NO_GAMMA
+        if call(True, bool(christoffel), q, qd, mass, coriolis_matrix, bounds, gamma, gravity) < 0:
+            set_global_constants(model, bounds)
+            return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
     q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
