@@ -14,8 +14,12 @@ per-round ratio to Pinocchio, with the median microseconds beside it.
   ratio the fixed ones do.
 - g1 (29 joints, nv = 35), talos_full_v2 (nv = 50), romeo (a humanoid
   with two five-finger hands, nv = 61, whose hands are massless), g1 with
-  its two three-finger hands (43 joints, nv = 49, hands with mass) and
-  random trees of 30 and 60 joints, all floating:
+  its two three-finger hands (43 joints, nv = 49, hands with mass), two
+  humanoids with five-finger hands in the shape of Unitree's G1 and H1-2
+  with Inspire hands (53 and 51 joints, nv = 59 and 57; ``humanoid_parents``:
+  their joint trees with random inertias on every body, as those URDFs are
+  not in example-robot-data) and random trees of 30 and 60 joints, all
+  floating:
   ``all_terms(..., christoffel=False)`` (M, C, g and the bounds, what the
   node computes unless it publishes Gamma) against Pinocchio's route to
   the same numbers (crba, computeCoriolisMatrix, computeGeneralizedGravity
@@ -134,10 +138,40 @@ def fill_global_constant(model):
 
 def random_floating_tree(joints, seed):
     """A random tree of ``joints`` revolute joints on a floating base, and its oracle."""
-    urdf = topology_urdf(random_parents(joints, seed), seed)
+    return floating_tree(random_parents(joints, seed), seed)
+
+
+def floating_tree(parents, seed=1):
+    """The tree of revolute joints ``parents`` (``common.topology_urdf``, random
+    axes and inertias) on a floating base, and its oracle."""
+    urdf = topology_urdf(parents, seed)
     model = rd.load_urdf(urdf, base="floating")
     oracle = PinocchioOracle(load_pinocchio(urdf, free_flyer=True), model.joint_names)
     return model, oracle
+
+
+def humanoid_parents(waist):
+    """The joint tree of a humanoid with five-finger hands: two legs of 6
+    joints and a waist chain of ``waist`` joints on the base, an arm of 7
+    on the waist's last, and on each wrist a hand as Inspire's: a thumb
+    chain of 4 and four fingers of 2 (G1: waist 3, 53 joints; H1-2: 1, 51)."""
+    parents = []
+
+    def chain(start, length):
+        for _ in range(length):
+            parents.append(start)
+            start = len(parents) - 1
+        return start
+
+    chain(-1, 6)
+    chain(-1, 6)
+    torso = chain(-1, waist)
+    for _ in range(2):
+        wrist = chain(torso, 7)
+        chain(wrist, 4)
+        for _ in range(4):
+            chain(wrist, 2)
+    return parents
 
 
 def random_parents(joints, seed):
@@ -165,6 +199,8 @@ def main():
     for name, hands in (("g1_29dof_rev_1_0", False), ("talos_full_v2", False), ("romeo", True),
                         ("g1_29dof_with_hand_rev_1_0", True)):
         cases += all_terms_cases(name, *robot(name, "floating"), against_mcg=hands)
+    for name, waist in (("g1 with five-finger hands", 3), ("h1_2 with five-finger hands", 1)):
+        cases += all_terms_cases(name, *floating_tree(humanoid_parents(waist)), against_mcg=True)
     for joints in (30, 60):
         cases += all_terms_cases(f"random tree {joints}", *random_floating_tree(joints, joints),
                                  against_mcg=True)

@@ -3,7 +3,8 @@
     python bench/diag_tree_bounds.py [--samples 1000]
 
 For each humanoid, floating (g1, talos_full_v2, romeo with its two
-massless five-finger hands, g1 with its two three-finger hands) and a
+massless five-finger hands, g1 with its two three-finger hands, the G1
+and H1-2 shapes with five-finger hands of ``bench_floating``) and a
 random floating tree: ``--samples`` random
 configurations and speeds (joints in [-1.5, 1.5], a random base pose and
 twist); per field of ``BOUNDS_FIELDS`` that both compute (K_c's interval
@@ -20,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_floating import random_floating_tree, robot  # noqa: E402
+from bench_floating import floating_tree, humanoid_parents, random_floating_tree, robot  # noqa: E402
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import bound_vectors  # noqa: E402
@@ -46,7 +47,9 @@ def main():
     args = parser.parse_args()
     models = [(name, robot(name, "floating")[0]) for name in
               ("g1_29dof_rev_1_0", "talos_full_v2", "romeo", "g1_29dof_with_hand_rev_1_0")]
-    models.append(("random tree 40", random_floating_tree(40, 40)[0]))
+    models += [("g1 with five-finger hands", floating_tree(humanoid_parents(3))[0]),
+               ("h1_2 with five-finger hands", floating_tree(humanoid_parents(1))[0]),
+               ("random tree 40", random_floating_tree(40, 40)[0])]
     print(f"largest relative difference over {args.samples} samples, tree vs dense")
     print(f"{'':<28}" + "".join(f"{field:>16}" for field in COMPARED))
     for name, model in models:
