@@ -34,6 +34,9 @@ from robot_dynamics_ros import dynamics as rd  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import bound_vectors  # noqa: E402
 
 
+PER_SAMPLE = [i for i, field in enumerate(rd.BOUNDS_FIELDS) if field not in ("kc_global", "kc_global_lower")]
+
+
 def parents(n, shape, seed):
     rng = np.random.default_rng(seed)
     if shape == "uniform":
@@ -75,7 +78,8 @@ def main():
                 return bound_vectors(model, gamma[None], mass[None], qd[None], inputs)[0]
 
             ours = rd.all_terms(model, q, qd, christoffel=False).coriolis_bounds
-            assert np.allclose(ours, dense(), rtol=1e-12, atol=0)
+            # the per-sample fields: K_c's interval is the model's, which bound_vectors leaves at 0
+            assert np.allclose(ours[PER_SAMPLE], dense()[PER_SAMPLE], rtol=1e-12, atol=0)
             times = paired_rounds({"ours": lambda: rd.all_terms(model, q, qd, christoffel=False),
                                    "pin": dense}, args.rounds, args.calls)
             t_ours, t_dense = (float(np.median(times[k])) * 1e6 for k in ("ours", "pin"))
