@@ -31,11 +31,12 @@ from .subspace import certified_top_singular_value
 # Groups of fewer slices than this are reduced one by one (``eigen.tridiagonalize_one``):
 # the lockstep of ``eigen.tridiagonalize`` vectorizes over the slices, which needs a few
 LOCKSTEP_FROM = 4
-# A floating tree's small cores, padded to the largest of them (size P), are reduced side
-# by side when their arithmetic, the sum of their cubed sizes, is at least this many P^3:
-# many cores (more lanes) or little padding. Measured: G1's 26 (11.6 P^3), random trees'
-# 21 and 36 (8.1 and 11.8) and solo12's 12 of 6-8 (8.4) are faster side by side (0.90,
-# 0.93, 0.96 and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-6% slower
+# A floating tree's small cores (the largest of size P) are reduced side by side when their
+# arithmetic, the sum of their cubed sizes, is at least this many P^3: enough cores to fill
+# the lanes. Measured when they were padded to P: G1's 26 (11.6 P^3), random trees' 21 and
+# 36 (8.1 and 11.8) and solo12's 12 of 6-8 (8.4) are faster side by side (0.90, 0.93, 0.96
+# and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-6% slower. Each at
+# its own size (``_lockstep_core_norms``), 0 instead of 5 was no faster (docs/benchmarks.md)
 LOCKSTEP_WORK = 5
 
 # What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
@@ -340,9 +341,8 @@ def core_slice_norms(model, data, blocks, cores):
     Slices of joints that move nothing are zero and skipped, and each core
     keeps the rows of the descendants that hold mass (``massive_speeds``).
     NaN when a Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per
-    slice for its core's size c_k (the small ones side by side at the
-    largest of their sizes), and ``12 m_k depth(k)`` to make a core from
-    its block.
+    slice for its core's size c_k (the small ones side by side, each at its
+    own size), and ``12 m_k depth(k)`` to make a core from its block.
     """
     if not cores:
         shifted_spans(model, data)

@@ -74,8 +74,9 @@ DATA_SHAPES = {
 # the sizes of the cores reduced side by side.
 INDEX_ARRAYS = ("kept", "lockstep_sizes")
 # A floating tree's cores of up to this size (a limb and the base) are
-# reduced side by side, padded to the largest of them: in lockstep and
-# lockstep_sizes, the cores and their Gram matrices (``bounds.core_slice_norms``).
+# reduced side by side, each in a corner of a lane as large as the largest
+# of them: in lockstep and lockstep_sizes, the cores and their Gram matrices
+# (``bounds.core_slice_norms``).
 LOCKSTEP_CORE = 12
 
 
