@@ -28,13 +28,12 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_dynamics import paired_rounds  # noqa: E402
 from bench_floating import fill_global_constant  # noqa: E402
-from common import topology_urdf  # noqa: E402
+from common import PER_SAMPLE_FIELDS, topology_urdf  # noqa: E402
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import bound_vectors  # noqa: E402
 
-
-PER_SAMPLE = [i for i, field in enumerate(rd.BOUNDS_FIELDS) if field not in ("kc_global", "kc_global_lower")]
+PER_SAMPLE = [rd.BOUNDS_FIELDS.index(field) for field in PER_SAMPLE_FIELDS]
 
 
 def parents(n, shape, seed):
@@ -78,7 +77,7 @@ def main():
                 return bound_vectors(model, gamma[None], mass[None], qd[None], inputs)[0]
 
             ours = rd.all_terms(model, q, qd, christoffel=False).coriolis_bounds
-            # the per-sample fields: K_c's interval is the model's, which bound_vectors leaves at 0
+            # K_c's interval is the model's, which bound_vectors leaves at 0
             assert np.allclose(ours[PER_SAMPLE], dense()[PER_SAMPLE], rtol=1e-12, atol=0)
             times = paired_rounds({"ours": lambda: rd.all_terms(model, q, qd, christoffel=False),
                                    "pin": dense}, args.rounds, args.calls)

@@ -14,9 +14,12 @@ import pinocchio as pin
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
 from robots import example_robot_urdf, random_inertia  # noqa: E402
 
-from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402
+from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, load_urdf  # noqa: E402
 
 ROBOTS = {"panda": "panda", "ur5": "ur5_robot"}
+# the bounds a sample has of its own, which the dense computation (``bounds.bound_vectors``)
+# gives too: K_c's interval is the model's, set by all_terms only
+PER_SAMPLE_FIELDS = tuple(field for field in BOUNDS_FIELDS if field not in ("kc_global", "kc_global_lower"))
 
 
 def robot_pair(name):

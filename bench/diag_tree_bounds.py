@@ -22,14 +22,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_floating import floating_tree, humanoid_parents, random_floating_tree, robot  # noqa: E402
+from common import PER_SAMPLE_FIELDS  # noqa: E402
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
 from robot_dynamics_ros.dynamics.bounds import bound_vectors  # noqa: E402
 
 
 FIELDS = rd.BOUNDS_FIELDS
-# what both compute per sample (K_c's interval is the model's, set by all_terms only)
-COMPARED = tuple(field for field in FIELDS if field not in ("kc_global", "kc_global_lower"))
 
 
 def states(model, count, seed):
@@ -51,7 +50,7 @@ def main():
                ("h1_2 with five-finger hands", floating_tree(humanoid_parents(1))[0]),
                ("random tree 40", random_floating_tree(40, 40)[0])]
     print(f"largest relative difference over {args.samples} samples, tree vs dense")
-    print(f"{'':<28}" + "".join(f"{field:>16}" for field in COMPARED))
+    print(f"{'':<28}" + "".join(f"{field:>16}" for field in PER_SAMPLE_FIELDS))
     for name, model in models:
         q, v = states(model, args.samples, 21)
         tree = rd.all_terms(model, q, v, christoffel=False).coriolis_bounds
@@ -64,7 +63,7 @@ def main():
         scale = np.abs(dense)
         for field in ("m_eig_min", "m_eig_max"):
             scale[:, FIELDS.index(field)] = np.abs(dense[:, FIELDS.index("m_eig_max")])
-        compared = [FIELDS.index(field) for field in COMPARED]
+        compared = [FIELDS.index(field) for field in PER_SAMPLE_FIELDS]
         worst = np.max(np.abs(tree - dense)[:, compared] / scale[:, compared], axis=0)
         print(f"{name:<28}" + "".join(f"{x:16.2e}" for x in worst))
         assert np.all(worst <= 1e-12), (name, worst)
