@@ -236,7 +236,9 @@ def test_nested_lanes_give_each_matrix_its_own_reduction():
     equals ``gram_matrices`` of its matrix alone, and its tridiagonal form
     the reduction of that Gram matrix alone, bit for bit; the Gram entries
     outside a corner are 0. ``tridiagonalize`` reads nothing outside a
-    corner: NaN put there stays there and the forms are unchanged."""
+    corner: NaN put there stays there and the forms are unchanged. Each
+    Gram matrix is numpy's X^T X to rounding, and each form has LAPACK's
+    largest eigenvalue of it."""
     rng = np.random.default_rng(7)
     sizes = np.array([12, 12, 11, 9, 9, 8, 7, 6, 5, 4, 3, 2, 1])
     size, m = sizes[0], len(sizes)
@@ -255,6 +257,9 @@ def test_nested_lanes_give_each_matrix_its_own_reduction():
         corner = size - c
         lower = np.tril_indices(c)
         assert np.array_equal(grams[corner:, corner:, s][lower], alone[s][:, :, 0][lower])
+        x = X[corner:, corner:, s]
+        expected = (x.T @ x)[lower]
+        assert np.allclose(alone[s][:, :, 0][lower], expected, rtol=0, atol=1e-14 * np.abs(expected).max())
         outside = np.tril(np.ones((size, size), dtype=bool))
         outside[corner:, corner:] = False
         assert np.all(grams[:, :, s][outside] == 0.0)
@@ -269,6 +274,11 @@ def test_nested_lanes_give_each_matrix_its_own_reduction():
         mine = grams[corner:, corner:, s]
         assert np.array_equal(np.diag(mine), np.diag(T[:, :, 0]))
         assert np.array_equal(np.diag(mine, -1), np.diag(T[:, :, 0], -1))
+        x = X[corner:, corner:, s]
+        expected = x.T @ x
+        tridiagonal = np.diag(np.diag(mine)) + np.diag(np.diag(mine, -1), -1) + np.diag(np.diag(mine, -1), 1)
+        top = np.linalg.eigvalsh(expected)[-1]
+        assert abs(np.linalg.eigvalsh(tridiagonal)[-1] - top) <= 1e-13 * top
 
 
 def test_lockstep_end_eigenvalues_mix_largest_and_smallest():
