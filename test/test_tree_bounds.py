@@ -48,6 +48,8 @@ CASES = {
     "tree10-floating": (lambda: random_urdf(np.random.default_rng(22), 10, tree=True), "floating"),
     # fewer small cores than fill the vector lanes (``bounds.core_slice_norms``)
     "chain3-floating": (lambda: random_urdf(np.random.default_rng(25), 3), "floating"),
+    # cores and C of at least ``bounds.LANCZOS_FROM`` rows: norms by ``lanczos``
+    "chain36-floating": (lambda: random_urdf(np.random.default_rng(26), 36), "floating"),
     # joints that move nothing: romeo's fingers, random trees' massless leaves
     "romeo-floating": (lambda: example_robot_urdf("romeo"), "floating"),
     "tree12-massless": (lambda: _massless_leaves(random_urdf(np.random.default_rng(23), 12, tree=True), 2),

@@ -23,6 +23,7 @@ from .eigen import (end_bracket, end_eigenvalues, gram_one, largest_eigenvalue, 
                     tridiagonalize_one)
 from .finite import all_finite
 from .kinematics import floating_record, is_floating
+from .lanczos import top_singular_value
 from .model import BASE_BODIES
 from .records import LOCKSTEP_CORE
 from .state import joint_array, raise_failure
@@ -38,6 +39,11 @@ LOCKSTEP_FROM = 4
 # and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-6% slower. Each at
 # its own size (``_lockstep_core_norms``), 0 instead of 5 was no faster (docs/benchmarks.md)
 LOCKSTEP_WORK = 5
+# Cores of at least this size get a certified norm by the Lanczos method
+# (``lanczos.top_singular_value``; should it not certify one, the Gram matrix
+# is reduced as for the others): about 14 c^2 of arithmetic against 1.5 c^3,
+# but short loops of its few steps cost more than the reduction below this
+LANCZOS_FROM = 30
 
 # What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
 # the CoriolisBounds fields and coriolis_bound = kc_config ||qd||.
@@ -334,15 +340,18 @@ def core_slice_norms(model, data, blocks, cores):
     form. Cores of up to ``LOCKSTEP_CORE`` (a limb's joints and the base)
     are put aside and reduced side by side (``_lockstep_core_norms``) when
     there are enough of them (``LOCKSTEP_WORK``), larger ones one at a time
-    (``_reduce_core``); the largest eigenvalues of each kind are then
-    searched side by side (``eigen.largest_eigenvalues``). ``cores``: the
+    (``_reduce_core``), and those of ``LANCZOS_FROM`` or more get a
+    certified norm by the Lanczos method instead (``lanczos``); the largest
+    eigenvalues of each kind are then searched side by side
+    (``eigen.largest_eigenvalues``). ``cores``: the
     blocks hold the cores already (``cores.christoffel_cores``); otherwise
     they hold the slices, whose cores are made here (``cores.slice_core``).
     Slices of joints that move nothing are zero and skipped, and each core
     keeps the rows of the descendants that hold mass (``massive_speeds``).
     NaN when a Gram matrix overflows. Cost: about ``c_k^3 / 2 + c_k^3`` per
     slice for its core's size c_k (the small ones side by side, each at its
-    own size), and ``12 m_k depth(k)`` to make a core from its block.
+    own size), about ``14 c_k^2`` from ``LANCZOS_FROM`` on, and
+    ``12 m_k depth(k)`` to make a core from its block.
     """
     if not cores:
         shifted_spans(model, data)
@@ -352,6 +361,7 @@ def core_slice_norms(model, data, blocks, cores):
     sizes = data.lockstep_sizes
     count = used = largest = cubes = 0
     reduced = widest = 0  # the larger cores, reduced, in ``data.bands``
+    certified = 0.0  # the largest cores' squared norms by ``lanczos``
     for k in range(BASE_BODIES, model.parent.shape[0]):
         if not model.holds_mass[k]:
             continue  # a joint that moves nothing: its slice is zero (``massive_speeds``)
@@ -383,12 +393,17 @@ def core_slice_norms(model, data, blocks, cores):
             largest = max(largest, c)
             cubes += c * c * c
             continue
+        if c >= LANCZOS_FROM:
+            norm = top_singular_value(one, data.grams.reshape(-1))  # unused by a tree
+            if norm >= 0.0:
+                certified += norm * norm
+                continue
         if not _reduce_core(data, one, reduced):
             return np.nan
         reduced += 1
         widest = max(widest, c)
     # the larger cores' eigenvalues first: the small cores' bands take their place
-    total = _sum_of_largest(data.bands, widest, reduced, data.lockstep[1])
+    total = certified + _sum_of_largest(data.bands, widest, reduced, data.lockstep[1])
     if cubes >= LOCKSTEP_WORK * largest ** 3:
         return total + _lockstep_core_norms(data, count, largest)
     used = 0  # too few, or too unequal: one at a time
@@ -469,16 +484,18 @@ def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     size ``m_k = depth(k) + |subtree(k)|`` (``slices``): a fixed base's by
     ``group_slice_norms``; a floating base's six slices, related to every
     joint, by ``base_slice_norms``, and its others through their smaller
-    cores (``core_slice_norms``). C's Gram matrix and M are reduced one
-    matrix at a time (``eigen.tridiagonalize_one``), then ``||C||_2`` and
-    the extreme eigenvalues of M searched side by side
-    (``eigen.end_eigenvalues``).
+    cores (``core_slice_norms``). ``||C||_2`` is certified by the Lanczos
+    method from ``LANCZOS_FROM`` speeds on (``lanczos``); otherwise C's Gram
+    matrix is reduced, as M is, one matrix at a time
+    (``eigen.tridiagonalize_one``), then ``||C||_2`` and the extreme
+    eigenvalues of M searched side by side (``eigen.end_eigenvalues``).
     A chain, whose blocks are the dense Gamma (``christoffel.dense_layout``),
     gets ``bound_values``, the n + 2 matrices in lockstep being faster at its
     sizes. A tree's speeds that move no mass are left out of C and M, and a
     floating tree's also out of its slices (``massive_speeds``). Cost: about
     2 m_k^3 per slice (1.5 c_k^3 for a core of size c_k = 5 + |subtree(k)|,
-    counting the descendants that hold mass) and 4 n^3, plus 60 n^2 for a
+    counting the descendants that hold mass, 14 c_k^2 from ``LANCZOS_FROM``
+    on) and 4 n^3 (3 n^3 with C's norm by Lanczos), plus 60 n^2 for a
     floating base's slices: O(n^4) for a serial chain as before; for a tree,
     whose slices are small but for those of joints near the root, far less.
 
@@ -565,34 +582,44 @@ def _slice_bound_values(model, data, total, coriolis, mass, qd, out):
         spare = data.grams.reshape(-1)  # the dense bounds' matrices, unused by a tree
         coriolis = kept_square(coriolis, kept, count, spare)
         mass = kept_square(mass, kept, count, spare[count * count:])
+    # ||C||_2 certified by the Lanczos method where that is cheaper, else from C's Gram matrix
+    norm = -1.0
+    if count >= LANCZOS_FROM:
+        norm = top_singular_value(coriolis, data.grams.reshape(-1)[2 * count * count:])
+    with_gram = norm < 0.0
     gram = data.gram.reshape(-1)[:count * count].reshape((count, count))
     work = data.eig_work.reshape(-1)[:count * count].reshape((count, count))
-    gram_one(coriolis, gram)
+    if with_gram:
+        gram_one(coriolis, gram)
     for r in range(count):
         for c in range(r + 1):  # M's lower triangle, as the dense bounds read it
             work[r, c] = work[c, r] = mass[r, c]
-    if not (all_finite(gram) and all_finite(work)):
+    if not ((not with_gram or all_finite(gram)) and all_finite(work)):
         out[:] = np.nan
         return
-    tridiagonalize_one(gram, data.householder)
+    if with_gram:
+        tridiagonalize_one(gram, data.householder)
     tridiagonalize_one(work, data.householder)
-    # ||C||^2 and M's largest and smallest eigenvalues, searched side by side; a
-    # speed that moves nothing is an eigenvector of M for 0, exactly
-    m = 3 if count == n else 2
+    # ||C||^2 (unless certified) and M's largest and smallest eigenvalues, searched
+    # side by side; a speed that moves nothing is an eigenvector of M for 0, exactly
+    first = 1 if with_gram else 0  # the lane of M's largest
+    m = first + (2 if count == n else 1)
     brackets, values = np.empty((3, 3)), np.empty(3)
-    for s, (T, floor, largest) in enumerate(((gram, 0.0, True), (work, -np.inf, True), (work, 0.0, False))):
-        if s < m:
-            brackets[0, s], brackets[1, s] = end_bracket(T, floor, largest)
-            brackets[2, s] = 1.0 if largest else 0.0
-            tridiagonal_bands(T, count, count, data.bands, s)
+    for s in range(m):
+        lane = s + 1 - first  # 0: C's Gram matrix, 1: M from above, 2: M from below
+        T = gram if lane == 0 else work
+        floor = -np.inf if lane == 1 else 0.0
+        brackets[0, s], brackets[1, s] = end_bracket(T, floor, lane < 2)
+        brackets[2, s] = 1.0 if lane < 2 else 0.0
+        tridiagonal_bands(T, count, count, data.bands, s)
     end_eigenvalues(data.bands, count, m, brackets, values)
-    out[0] = np.sqrt(max(0.0, values[0]))
+    out[0] = np.sqrt(max(0.0, values[0])) if with_gram else norm
     out[1] = kc
     out[2] = 0.0
     out[6] = 0.0
     out[3] = kc * np.sqrt(speed)
-    out[4] = values[2] if m == 3 else 0.0
-    out[5] = values[1]
+    out[4] = values[first + 1] if count == n else 0.0
+    out[5] = values[first]
 
 
 @njit(cache=True, nogil=True)

@@ -47,10 +47,10 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # the motion subspaces about the base, their sums along the tree, a Cholesky
 # factor, the rows of a slice's core and the cores' frames (``cores``),
 # the n + 2 matrices of the dense bounds from a whole Gamma
-# (``bounds.bound_values``), the rows and columns that hold mass, the
-# small cores reduced side by side with their sizes (``LOCKSTEP_CORE``),
-# and the cores' tridiagonal forms, whose eigenvalues are searched side by
-# side (``eigen.tridiagonal_bands``).
+# (``bounds.bound_values``; a tree's Lanczos vectors, ``lanczos``), the
+# rows and columns that hold mass, the small cores reduced side by side
+# with their sizes (``LOCKSTEP_CORE``), and the cores' tridiagonal forms,
+# whose eigenvalues are searched side by side (``eigen.tridiagonal_bands``).
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
