@@ -64,7 +64,7 @@ def _orthonormalize(X, p):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def sum_of_rows(R, X, Y, p):
     """Y[:p] = X[:p] R for R (m, n) and X (>= p, >= m): the rows of R
     weighted by the first p rows of X, two rows of R per pass over Y (both
