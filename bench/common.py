@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
-from robots import example_robot_urdf, random_inertia  # noqa: E402
+from robots import example_robot_urdf, topology_urdf  # noqa: E402, F401 (topology_urdf: for the benchmarks)
 
 from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, load_urdf  # noqa: E402
 
@@ -30,28 +30,6 @@ def robot_pair(name):
     assert [pmodel.names[j] for j in range(1, pmodel.njoints)] == list(model.joint_names)
     assert pmodel.nq == model.nv, "benchmarks use robots without continuous joints"
     return model, pmodel, pmodel.createData()
-
-
-def topology_urdf(parents, seed=0):
-    """URDF of revolute joints with random axes and inertias; parents[i] < i or -1."""
-    rng = np.random.default_rng(seed)
-    lines = ['<robot name="topology">', '<link name="root"/>']
-    for i, p in enumerate(parents):
-        axis = rng.normal(size=3)
-        rpy = rng.uniform(-np.pi, np.pi, 3)
-        com = rng.uniform(-0.1, 0.1, 3)
-        mass = rng.uniform(0.5, 3.0)
-        inertia = random_inertia(rng, mass)
-        lines += [
-            f'<link name="l{i}"><inertial><origin xyz="{com[0]} {com[1]} {com[2]}"/>'
-            f'<mass value="{mass}"/><inertia ixx="{inertia[0, 0]}" ixy="{inertia[0, 1]}" '
-            f'ixz="{inertia[0, 2]}" iyy="{inertia[1, 1]}" iyz="{inertia[1, 2]}" '
-            f'izz="{inertia[2, 2]}"/></inertial></link>',
-            f'<joint name="j{i}" type="continuous"><parent link="{"root" if p < 0 else f"l{p}"}"/>'
-            f'<child link="l{i}"/><origin xyz="0.3 0.05 0.1" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>'
-            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/></joint>',
-        ]
-    return "\n".join(lines + ["</robot>"])
 
 
 def per_call_us(fn, repeat=7, number=2000):

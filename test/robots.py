@@ -560,6 +560,28 @@ def random_urdf(rng, n_joints, tree=False, *, fixed_fraction=0.25,
             + "\n".join(parts[i] for i in order) + "\n</robot>\n")
 
 
+def topology_urdf(parents, seed=0):
+    """URDF of revolute joints with random axes and inertias; parents[i] < i or -1."""
+    rng = np.random.default_rng(seed)
+    lines = ['<robot name="topology">', '<link name="root"/>']
+    for i, p in enumerate(parents):
+        axis = rng.normal(size=3)
+        rpy = rng.uniform(-np.pi, np.pi, 3)
+        com = rng.uniform(-0.1, 0.1, 3)
+        mass = rng.uniform(0.5, 3.0)
+        inertia = random_inertia(rng, mass)
+        lines += [
+            f'<link name="l{i}"><inertial><origin xyz="{com[0]} {com[1]} {com[2]}"/>'
+            f'<mass value="{mass}"/><inertia ixx="{inertia[0, 0]}" ixy="{inertia[0, 1]}" '
+            f'ixz="{inertia[0, 2]}" iyy="{inertia[1, 1]}" iyz="{inertia[1, 2]}" '
+            f'izz="{inertia[2, 2]}"/></inertial></link>',
+            f'<joint name="j{i}" type="continuous"><parent link="{"root" if p < 0 else f"l{p}"}"/>'
+            f'<child link="l{i}"/><origin xyz="0.3 0.05 0.1" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>'
+            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/></joint>',
+        ]
+    return "\n".join(lines + ["</robot>"])
+
+
 def named_urdf(name: str) -> str:
     """A robot by its test id: ``chain-SEED-N`` or ``tree-SEED-N`` is the text
     of ``random_urdf`` with that seed and N moving joints, any other name the

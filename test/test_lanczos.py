@@ -4,6 +4,7 @@ basis, and the tridiagonal eigenvalues it deflates against LAPACK."""
 import numpy as np
 import pytest
 
+from robot_dynamics_ros.dynamics.bounds import skew_symmetric
 from robot_dynamics_ros.dynamics.eigen import next_eigenvalue_below
 from robot_dynamics_ros.dynamics.lanczos import scratch_size, top_singular_value
 from robot_dynamics_ros.dynamics.subspace import certified_bound, transposed
@@ -48,10 +49,15 @@ def test_lanczos_norm_is_an_upper_bound_within_1e13(spectrum, n):
 
 def test_lanczos_norm_refuses_what_it_cannot_certify():
     """-1 for a flat spectrum (no top pair to certify: the caller reduces
-    the Gram matrix), for NaN and for an overflowing square; 0 for G = 0."""
+    the Gram matrix), for a skew-symmetric G (every singular value twice, a
+    Krylov space holds one of each pair: ``bounds.group_slice_norms`` keeps
+    them from it), for NaN and for an overflowing square; 0 for G = 0."""
     rng = np.random.default_rng(3)
     flat = _with_singular_values(rng, np.ones(40))
     assert _norm(flat) == -1.0
+    square = rng.standard_normal((36, 36))
+    assert skew_symmetric(square - square.T) and not skew_symmetric(square)
+    assert _norm(square - square.T) == -1.0
     bad = rng.standard_normal((35, 35))
     bad[4, 7] = np.nan
     assert _norm(bad) == -1.0

@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 
 from robots import (PinocchioOracle, example_robot_urdf, load_pinocchio, random_urdf, rel_err,
-                    worst_error_without_jit)
+                    topology_urdf, worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import (BOUNDS_FIELDS, all_terms, christoffel_symbols, load_urdf,
                                         mass_matrix)
@@ -40,6 +40,16 @@ def _massless_leaves(urdf, count):
     return ET.tostring(root, encoding="unicode")
 
 
+def _trunk_and_branches(trunk, branches):
+    """Joint parents of a chain of ``trunk`` joints on the root that splits
+    into chains of the ``branches`` lengths: the trunk's slices hold every
+    joint, alone in their size."""
+    parents = [-1] + list(range(trunk - 1))
+    for length in branches:
+        parents += [trunk - 1] + [len(parents) + i for i in range(length - 1)]
+    return parents
+
+
 CASES = {
     "panda": (lambda: example_robot_urdf("panda"), "fixed"),
     "solo12": (lambda: example_robot_urdf("solo12"), "fixed"),
@@ -48,8 +58,9 @@ CASES = {
     "tree10-floating": (lambda: random_urdf(np.random.default_rng(22), 10, tree=True), "floating"),
     # fewer small cores than fill the vector lanes (``bounds.core_slice_norms``)
     "chain3-floating": (lambda: random_urdf(np.random.default_rng(25), 3), "floating"),
-    # cores and C of at least ``bounds.LANCZOS_FROM`` rows: norms by ``lanczos``
+    # cores, slices and C of at least ``bounds.LANCZOS_FROM`` rows: norms by ``lanczos``
     "chain36-floating": (lambda: random_urdf(np.random.default_rng(26), 36), "floating"),
+    "trunk3-branches-fixed": (lambda: topology_urdf(_trunk_and_branches(3, (15, 18)), 27), "fixed"),
     # joints that move nothing: romeo's fingers, random trees' massless leaves
     "romeo-floating": (lambda: example_robot_urdf("romeo"), "floating"),
     "tree12-massless": (lambda: _massless_leaves(random_urdf(np.random.default_rng(23), 12, tree=True), 2),
