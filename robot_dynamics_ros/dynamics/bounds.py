@@ -315,20 +315,22 @@ def group_slice_norms(model, data, blocks):
     largest singular value of its block: the Gram matrices of the blocks of
     one size built and reduced to tridiagonal form in lockstep
     (``eigen.tridiagonalize``), groups of fewer than ``LOCKSTEP_FROM`` one
-    by one (``eigen.tridiagonalize_one``), or, for those of
-    ``LANCZOS_FROM`` rows or more, a certified norm by the Lanczos method
-    (``lanczos``) unless skew-symmetric: the slice of a joint on the fixed
-    base, on which M does not depend (``Gamma_k + Gamma_k^T = dM/dq_k``),
-    has every singular value twice, and a Krylov space holds one of each
-    pair, so no certificate would pass. NaN when a Gram matrix overflows. Cost: about 2 m_k^3
-    per slice, 14 m_k^2 by Lanczos."""
+    by one (``eigen.tridiagonalize_one``). Slices of ``LANCZOS_FROM`` rows
+    or more, however many of one size, get a certified norm by the Lanczos
+    method (``lanczos``; the chain-preferring tree of 100 joints of
+    ``bench_tree_scaling`` has groups of 4 and 5 slices of 95 and 50 rows,
+    and takes 0.33 of the time) unless skew-symmetric: the slice of a joint
+    on the fixed base, on which M does not depend (``Gamma_k + Gamma_k^T =
+    dM/dq_k``), has every singular value twice, and a Krylov space holds
+    one of each pair, so no certificate would pass. NaN when a Gram matrix
+    overflows. Cost: about 2 m_k^3 per slice, 14 m_k^2 by Lanczos."""
     grams = data.block_grams
     total = 0.0
     for g in range(model.group_size.shape[0]):
         m, count, offset = model.group_size[g], model.group_count[g], model.group_offset[g]
         size = m * m * count
         block = blocks[offset:offset + size].reshape((m, m, count))
-        if count < LOCKSTEP_FROM:
+        if count < LOCKSTEP_FROM or m >= LANCZOS_FROM:
             for s in range(count):
                 one = data.eig_work.reshape(-1)[:m * m].reshape((m, m))
                 gram = data.gram.reshape(-1)[:m * m].reshape((m, m))
