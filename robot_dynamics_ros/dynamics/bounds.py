@@ -39,10 +39,10 @@ LOCKSTEP_FROM = 4
 # and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-6% slower. Each at
 # its own size (``_lockstep_core_norms``), 0 instead of 5 was no faster (docs/benchmarks.md)
 LOCKSTEP_WORK = 5
-# Cores of at least this size get a certified norm by the Lanczos method
-# (``lanczos.top_singular_value``; should it not certify one, the Gram matrix
-# is reduced as for the others): about 14 c^2 of arithmetic against 1.5 c^3,
-# but short loops of its few steps cost more than the reduction below this
+# Cores, slices and C of at least this size get a certified norm by the Lanczos
+# method (``lanczos.top_singular_value``; should it not certify one, the Gram
+# matrix is reduced as for the others): about 14 c^2 of arithmetic against 1.5 c^3,
+# but the short loops of its few steps cost more than the reduction below this
 LANCZOS_FROM = 30
 
 # What the node publishes on ~/coriolis_bounds, in order (docs/design.md):
@@ -297,8 +297,9 @@ def base_slice_norms(model, data, blocks):
 
 @njit(cache=True, nogil=True)
 def skew_symmetric(X):
-    """Whether the square X is skew-symmetric to rounding: ``||X + X^T||_F``
-    at most ``n eps ||X||_F``. Cost: n^2."""
+    """Whether the square X is skew-symmetric to rounding: over the pairs
+    r >= c, the sum of ``(X[r, c] + X[c, r])^2`` at most ``(n eps)^2`` times
+    that of ``X[r, c]^2 + X[c, r]^2``. Cost: n^2."""
     n = X.shape[0]
     both = size = 0.0
     for r in range(n):

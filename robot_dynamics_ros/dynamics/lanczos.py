@@ -1,6 +1,5 @@
 """A certified largest singular value by the Lanczos method, for the large
-cores of a floating tree's slices of Gamma and for C
-(``bounds.core_slice_norms``, ``bounds.LANCZOS_FROM``).
+cores and slices of Gamma and for C (``bounds.LANCZOS_FROM``).
 
 The Lanczos recurrence on ``A = G^T G`` (Golub and Van Loan, "Matrix
 Computations", 4th ed. (2013), Alg. 10.1.1), each new vector orthogonalized
@@ -8,14 +7,17 @@ against all the earlier ones, builds an orthonormal basis Q_j of the
 Krylov space of a start vector and the tridiagonal ``T_j = Q_j^T A Q_j``.
 The largest eigenvalues of T_j approach A's from below in a few steps when
 the largest stands apart from the rest (Kaniel-Paige-Saad theory, ibid.
-Sec. 10.1.5): 5-8 steps on the cores of the random tree of 60 joints and
-of humanoids with five-finger hands, and on their C. Once the Lanczos
+Sec. 10.1.5): 4-11 steps, mostly 5-7, on the cores and C of the random
+tree of 60 joints, of humanoids with five-finger hands, of talos and G1.
+Once the Lanczos
 residuals foretell it (``_certify``), the Ritz vectors of T_j's largest
 one, two or three eigenvalues go to ``subspace.certified_bound``, which
 bounds ``lambda_max(A)`` from above with rounding included, whatever the
 Lanczos vectors' own rounding did: the value returned is an upper bound
-of ``||G||_2`` within about 1e-14 of it, as the subspace iteration's
-(docs/tree_bounds.md, "The large cores and C").
+of ``||G||_2`` within about 1e-14 of it (up to 6e-14 when the trace
+beyond the top eigenvalue, which the allowances for rounding grow with,
+is large), as the subspace iteration's (docs/tree_bounds.md, "The large
+cores and C").
 
 Cost: ``2 c^2 + 4 j c`` for step j of G (c, c), and ``2 p c^2`` for a
 certificate of p vectors: about ``14 c^2`` where the Gram matrix and its
