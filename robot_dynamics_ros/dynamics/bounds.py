@@ -320,7 +320,7 @@ def group_slice_norms(model, data, blocks):
     or more, however many of one size, get a certified norm by the Lanczos
     method (``lanczos``; the chain-preferring tree of 100 joints of
     ``bench_tree_scaling`` has groups of 4 and 5 slices of 95 and 50 rows,
-    and takes 0.33 of the time) unless skew-symmetric: the slice of a joint
+    and takes a third of the time) unless skew-symmetric: the slice of a joint
     on the fixed base, on which M does not depend (``Gamma_k + Gamma_k^T =
     dM/dq_k``), has every singular value twice, and a Krylov space holds
     one of each pair, so no certificate would pass. NaN when a Gram matrix
