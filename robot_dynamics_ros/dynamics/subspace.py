@@ -1,12 +1,14 @@
 """A certified largest singular value by subspace iteration, for the few
-large slices of Gamma whose top singular pair stands far above the rest.
+large slices of Gamma whose top singular pair stands far above the rest,
+and the certificate that ``lanczos`` gives its Ritz vectors to.
 
 For ``A = G^T G`` and an orthonormal n x p basis X (p = 2 here, 1 to 3
 for the Ritz vectors of ``lanczos``): ``Y = G X``, ``T = Y^T Y = X^T A
-X``, ``t = lambda_max(T)`` (Rayleigh-Ritz: ``t <= lambda_max(A)``; for p =
-3, T's largest Gershgorin disc, T being nearly diagonal for Ritz vectors), the residual ``R = A X - X T`` and ``mu = trace(A) -
-trace(T)``, which bounds the largest eigenvalue of A on the complement of
-X (A is positive semidefinite there). Written in the basis (X, its
+X``, ``t = lambda_max(T)`` (Rayleigh-Ritz: ``t <= lambda_max(A)``; for p
+= 3 the top of T's largest Gershgorin disc, T being diagonal but for
+rounding for Ritz vectors), the residual ``R = A X - X T`` and ``mu =
+trace(A) - trace(T)``, which bounds the largest eigenvalue of A on the
+complement of X (A is positive semidefinite there). Written in the basis (X, its
 complement), A is ``[[T, E^T], [E, A22]]`` with ``||E|| <= ||R||_F = e``,
 so for any unit vector (a, b): ``a^T T a + 2 b^T E a + b^T A22 b <= t a^2 +
 2 e a b + mu b^2``, and
