@@ -12,7 +12,8 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
-from robots import example_robot_urdf, topology_urdf  # noqa: E402, F401 (topology_urdf: for the benchmarks)
+# the benchmarks import topology_urdf, a test helper, from here
+from robots import example_robot_urdf, topology_urdf  # noqa: E402, F401
 
 from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, load_urdf  # noqa: E402
 
