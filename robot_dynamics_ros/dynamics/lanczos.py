@@ -28,7 +28,8 @@ import numpy as np
 from numba import njit
 
 from .eigen import largest_eigenvalue_within, next_eigenvalue_below
-from .subspace import TOLERANCE, certified_bound, certified_norm, sum_of_rows, transposed
+from .subspace import (TOLERANCE, certified_bound, certified_norm, excess_over_ritz, sum_of_rows,
+                       transposed)
 
 _EPS = 2.220446049250313e-16
 # Steps before giving up (the caller reduces the Gram matrix instead)
@@ -105,17 +106,6 @@ def _eigenvector(T, theta, pivots, s):
     return s[m - 1]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _excess(top, rest, residual):
-    """What ``subspace.certified_bound`` adds to the Ritz value ``top`` for a
-    residual of norm ``residual`` and the rest of the trace ``rest``; inf
-    when the rest is not below top."""
-    h = 0.5 * (top - rest)
-    if h <= 0.0:
-        return np.inf
-    return residual * residual / (h + np.sqrt(h * h + residual * residual))
-
-
 @njit(cache=True, nogil=True)
 def _certify(G, GT, frobenius, T, theta, beta, Q, X, work, small, found):
     """An upper bound of ``lambda_max(G^T G)`` within ``TOLERANCE`` of the
@@ -139,7 +129,7 @@ def _certify(G, GT, frobenius, T, theta, beta, Q, X, work, small, found):
         last = beta * _eigenvector(T, value, pivots, S[r])
         rest -= value
         squares += last * last
-        excess = _excess(theta, rest, np.sqrt(squares))
+        excess = excess_over_ritz(theta, rest, np.sqrt(squares))
         if excess <= aim:
             p = r + 1
             break

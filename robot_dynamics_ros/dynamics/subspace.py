@@ -126,6 +126,17 @@ def transposed(G, GT, squares):
     return frobenius
 
 
+@njit(cache=True, nogil=True, inline="always")
+def excess_over_ritz(t, mu, e):
+    """What the bound of the module docstring adds to the Ritz value t for
+    a residual of norm e and the rest of the trace mu: ``e^2 / (h +
+    sqrt(h^2 + e^2))``, ``h = (t - mu) / 2``; inf when mu is not below t."""
+    h = 0.5 * (t - mu)
+    if h <= 0.0:
+        return np.inf
+    return e * e / (h + np.sqrt(h * h + e * e))
+
+
 @njit(cache=True, nogil=True)
 def certified_bound(G, GT, X, p, work, frobenius):
     """``(bound, t)``: an upper bound of ``lambda_max(G^T G)`` with rounding
@@ -185,10 +196,11 @@ def certified_bound(G, GT, X, p, work, frobenius):
     t = top + (p if p > 2 else 1) * slack * trace
     e = np.sqrt(residual) + 2.0 * slack * trace
     mu = max(0.0, frobenius - trace) + (n * n + 2 * n + 8) * _EPS * frobenius
-    h = 0.5 * (t - mu)
-    if h > 0.0:
-        bound = t + e * e / (h + np.sqrt(h * h + e * e))
+    excess = excess_over_ritz(t, mu, e)
+    if np.isfinite(excess):
+        bound = t + excess
     else:
+        h = 0.5 * (t - mu)
         bound = 0.5 * (t + mu) + np.sqrt(h * h + e * e)
     return bound * (1.0 + 8.0 * _EPS), t
 
