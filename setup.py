@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 import build_messages  # noqa: E402  (beside this file)
 
 CONSOLE_SCRIPTS = {
-    "robot_dynamics_node": "robot_dynamics_ros.node_cli",
-    "robot_dynamics_demo": "robot_dynamics_ros.demo",
-    "robot_dynamics_replay": "robot_dynamics_ros.replay",
+    "robot_dynamics_node": "robot_dynamics_ros.node.cli",
+    "robot_dynamics_demo": "robot_dynamics_ros.demo.cli",
+    "robot_dynamics_replay": "robot_dynamics_ros.replay.cli",
     "robot_dynamics_certify": "robot_dynamics_ros.certify.cli",
 }
 
@@ -64,7 +64,7 @@ class BuildWithMessages(build_py):
         # the compilers' defaults, as colcon builds a package unless told
         # otherwise: the generated code converts and (de)serializes messages
         # field by field, and the node publishes bytes it serializes itself
-        # (cdr.py), so optimizing it buys nothing measurable (docs/benchmarks.md,
+        # (messages/cdr.py), so optimizing it buys nothing measurable (docs/benchmarks.md,
         # "A cheaper build of the messages")
         build_messages.build(ROOT, prefix, build, stage, CONSOLE_SCRIPTS, os.cpu_count() or 1)
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -96,8 +96,8 @@ setup(
     name=PACKAGE,
     version="0.2.0",
     packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
-    # the demo's K_c certificates (demo_puma.CERTIFICATES)
-    package_data={PACKAGE: ["certificates/*.kc.json", "certificates/*.kc.leaves.npz"]},
+    # the demo's K_c certificates (demo.puma.CERTIFICATES)
+    package_data={PACKAGE: ["demo/certificates/*.kc.json", "demo/certificates/*.kc.leaves.npz"]},
     data_files=[],  # filled by BuildWithMessages from what CMake installs
     cmdclass={"build_py": BuildWithMessages},
     distclass=BinaryDistribution,

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 REPOSITORY = str(Path(__file__).absolute().parent.parent)
-sys.path.insert(0, os.path.join(REPOSITORY, "test"))
+sys.path.insert(0, os.path.join(REPOSITORY, "test", "support"))
 # This checkout's package, here and in the engine's worker processes (they
 # import it anew: an older installed copy would be measured instead).
 sys.path.insert(0, REPOSITORY)

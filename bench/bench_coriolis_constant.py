@@ -28,7 +28,7 @@ import tracemalloc
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "support"))
 from robots import example_robot_urdf, random_urdf  # noqa: E402
 
 from robot_dynamics_ros.dynamics import (  # noqa: E402

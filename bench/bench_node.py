@@ -4,7 +4,7 @@
                                [--baseline CHECKOUT] [--kc-time-budget S] [--kc-certificate FILE]
                                [--fifo PRIORITY]
 
-The node runs as its own process (``python -m robot_dynamics_ros.node``); this
+The node runs as its own process (``python -m robot_dynamics_ros.node.dynamics_node``); this
 process publishes joint states from a thread (and, for a floating base,
 odometry with the same stamp) and records every output with its arrival time.
 Outputs are paired with their joint states by header stamp.
@@ -57,7 +57,7 @@ import rclpy
 from rclpy.experimental import EventsExecutor
 from rclpy.serialization import serialize_message
 
-sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "support"))
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402

@@ -30,19 +30,19 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "support"))
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 
-import robot_dynamics_ros.node as node_module  # noqa: E402
+import robot_dynamics_ros.node.dynamics_node as node_module  # noqa: E402
 
 import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 
-from robot_dynamics_ros.base_state import full_state  # noqa: E402
-from robot_dynamics_ros.outputs import ARRAY_TOPICS, compute_outputs, state_values  # noqa: E402
-from robot_dynamics_ros.node import DynamicsNode  # noqa: E402
+from robot_dynamics_ros.served.base_state import full_state  # noqa: E402
+from robot_dynamics_ros.messages.outputs import ARRAY_TOPICS, compute_outputs, state_values  # noqa: E402
+from robot_dynamics_ros.node.dynamics_node import DynamicsNode  # noqa: E402
 
 
 def report(label, seconds):

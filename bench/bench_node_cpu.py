@@ -27,11 +27,11 @@ DRIVER = """
 import sys, time
 import numpy as np
 root, robot, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-sys.path.insert(0, root + "/test")
+sys.path.insert(0, root + "/test/support")
 import robots, ros_harness as harness
 import rclpy
 from rclpy.parameter import Parameter
-from robot_dynamics_ros.node import DynamicsNode
+from robot_dynamics_ros.node.dynamics_node import DynamicsNode
 harness.isolate_ros_environment()
 rclpy.init()
 node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=robots.example_robot_urdf(robot)),
@@ -43,7 +43,7 @@ while node._service.live is None and time.monotonic() < deadline:
 names = list(node._service.live.served.model.joint_names)
 rng = np.random.default_rng(0)
 try:  # a node that reads its joint states from their bytes (cdr_inputs) is called with bytes
-    import robot_dynamics_ros.cdr_inputs
+    import robot_dynamics_ros.messages.cdr_inputs
     from rclpy.serialization import serialize_message as as_input
 except ImportError:
     as_input = lambda msg: msg

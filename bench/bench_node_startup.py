@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "support"))
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402

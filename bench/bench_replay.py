@@ -26,14 +26,15 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402,F401  (puts test/ on sys.path)
 from robots import example_robot_urdf  # noqa: E402
-from test_replay import Trajectory, write_joint_state_bag  # noqa: E402
+from bag_files import Trajectory, write_joint_state_bag  # noqa: E402
 
-from robot_dynamics_ros import bag_io, dynamics  # noqa: E402
+from robot_dynamics_ros import dynamics  # noqa: E402
+from robot_dynamics_ros.replay import bags  # noqa: E402
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant  # noqa: E402
-from robot_dynamics_ros.messages import JointStateMatcher  # noqa: E402
-from robot_dynamics_ros.model_source import load_description  # noqa: E402
-from robot_dynamics_ros.outputs import compute_outputs  # noqa: E402
-from robot_dynamics_ros.replay import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
+from robot_dynamics_ros.messages.inputs import JointStateMatcher  # noqa: E402
+from robot_dynamics_ros.served.model import load_description  # noqa: E402
+from robot_dynamics_ros.messages.outputs import compute_outputs  # noqa: E402
+from robot_dynamics_ros.replay.cli import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
 
 TARGET = 20_000
 
@@ -52,12 +53,12 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
     start = time.perf_counter()
     kc = global_coriolis_constant(model)
     seconds["K_c first bound (once per model)"] = time.perf_counter() - start
-    reader = bag_io.open_reader(source)
-    writer = bag_io.open_writer(target, "sqlite3")
+    reader = bags.open_reader(source)
+    writer = bags.open_writer(target, "sqlite3")
     streams = OutputStreams(writer, served, False, (0.0, global_coriolis_constant(model)), "first_bound")
     matcher = JointStateMatcher(model.joint_names)
-    connections = bag_io.topic_connections(reader, "/joint_states", bag_io.JOINT_STATE)
-    chunks = bag_io.read_chunks(reader, connections, CHUNK, source)
+    connections = bags.topic_connections(reader, "/joint_states", bags.JOINT_STATE)
+    chunks = bags.read_chunks(reader, connections, CHUNK, source)
     while True:
         start = time.perf_counter()
         chunk = next(chunks, None)
@@ -85,7 +86,7 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
 # One timed replay of a bag in a fresh process, after a first that loads the kernels.
 DRIVER = """
 import sys, time
-from robot_dynamics_ros.replay import main
+from robot_dynamics_ros.replay.cli import main
 source, target = sys.argv[1:3]
 assert main([source, target + "_warm", "--quiet", "--kc-time-budget", "0"]) == 0
 start = time.perf_counter()

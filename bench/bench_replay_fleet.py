@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(__file__))
 from make_payload_bag import write_payload_bag  # noqa: E402
 
-from robot_dynamics_ros.replay import main  # noqa: E402
+from robot_dynamics_ros.replay.cli import main  # noqa: E402
 
 
 def run(folder: Path, out: Path, workers: int) -> float:

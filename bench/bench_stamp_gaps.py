@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "support"))
 from stamp_streams import caught_up_in_chunks, drop, jittery, late_and_caught_up, stamp  # noqa: E402
 
-from robot_dynamics_ros.stamp_gaps import StampGaps  # noqa: E402
+from robot_dynamics_ros.node.stamp_gaps import StampGaps  # noqa: E402
 
 STREAMS = {"jittery": jittery, "late and caught up": late_and_caught_up,
            "caught up in chunks": caught_up_in_chunks}

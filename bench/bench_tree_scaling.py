@@ -31,7 +31,7 @@ from bench_floating import fill_global_constant  # noqa: E402
 from common import PER_SAMPLE_FIELDS, topology_urdf  # noqa: E402
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
-from robot_dynamics_ros.dynamics.bounds import bound_vectors  # noqa: E402
+from robot_dynamics_ros.dynamics.bounds.coriolis_bounds import bound_vectors  # noqa: E402
 
 PER_SAMPLE = [rd.BOUNDS_FIELDS.index(field) for field in PER_SAMPLE_FIELDS]
 

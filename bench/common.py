@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pinocchio as pin
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "support"))
 # the benchmarks import topology_urdf, a test helper, from here
 from robots import example_robot_urdf, topology_urdf  # noqa: E402, F401
 

@@ -40,13 +40,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "support"))
 import robots  # noqa: E402
 from robot_dynamics_ros.dynamics import (  # noqa: E402
     christoffel_symbols, load_urdf)
 from robot_dynamics_ros.dynamics.kc import boxes as coriolis_boxes, search as coriolis_constant  # noqa: E402
 from robot_dynamics_ros.dynamics.kc.constant import config_coriolis_constant  # noqa: E402
-from robot_dynamics_ros.dynamics.model import REVOLUTE  # noqa: E402
+from robot_dynamics_ros.dynamics.model.model import REVOLUTE  # noqa: E402
 
 DEGREE_2_POINTS = 5   # samples per angle that determine a degree-2 trigonometric polynomial
 DEGREE_4_POINTS = 9   # and a degree-4 one (the squared norm)

@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 
 REPOSITORY = Path(__file__).absolute().parent.parent
-sys.path.insert(0, str(REPOSITORY / "test"))
+sys.path.insert(0, str(REPOSITORY / "test" / "support"))
 sys.path.insert(0, str(REPOSITORY))
 from robots import example_robot_urdf  # noqa: E402
 
 from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402
-from robot_dynamics_ros.dynamics.christoffel import christoffel_symbols  # noqa: E402
+from robot_dynamics_ros.dynamics.algorithms.christoffel import christoffel_symbols  # noqa: E402
 from robot_dynamics_ros.dynamics.kc.boxes import _norm_bound, _whole_line_factor  # noqa: E402
 from robot_dynamics_ros.dynamics.kc.constant import config_constant_kernel  # noqa: E402
 from robot_dynamics_ros.dynamics.kc.partition import (box_geometry, lower_end, prepare,  # noqa: E402

@@ -26,7 +26,7 @@ from bench_floating import floating_tree, humanoid_parents, random_floating_tree
 from common import PER_SAMPLE_FIELDS  # noqa: E402
 
 from robot_dynamics_ros import dynamics as rd  # noqa: E402
-from robot_dynamics_ros.dynamics.bounds import bound_vectors  # noqa: E402
+from robot_dynamics_ros.dynamics.bounds.coriolis_bounds import bound_vectors  # noqa: E402
 
 
 FIELDS = rd.BOUNDS_FIELDS

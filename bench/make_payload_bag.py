@@ -34,7 +34,7 @@ import pinocchio as pin
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "support"))
 from robots import example_robot_urdf, urdf_text  # noqa: E402
 
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)

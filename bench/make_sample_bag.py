@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402,F401  (puts test/ on sys.path)
 from robots import example_robot_urdf  # noqa: E402
-from test_replay import STORAGES, Trajectory, write_joint_state_bag  # noqa: E402
+from bag_files import STORAGES, Trajectory, write_joint_state_bag  # noqa: E402
 
 
 def main():

@@ -23,7 +23,7 @@ import numpy as np
 import psutil
 from rclpy.parameter import Parameter
 
-sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test"))
+sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "support"))
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 

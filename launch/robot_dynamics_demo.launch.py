@@ -28,7 +28,7 @@ def _node(context):
     (demo_puma.CERTIFICATES, found without importing the package's numerics)."""
     arguments = {"namespace": LaunchConfiguration("namespace").perform(context)}
     if LaunchConfiguration("robot").perform(context) == "puma":
-        demo_puma = importlib.util.find_spec("robot_dynamics_ros.demo_puma").origin
+        demo_puma = importlib.util.find_spec("robot_dynamics_ros.demo.puma").origin
         arguments["kc_certificate"] = str(Path(demo_puma).with_name("certificates"))
     return [IncludeLaunchDescription(
         PythonLaunchDescriptionSource(str(HERE / "robot_dynamics.launch.py")),

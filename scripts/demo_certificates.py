@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from robot_dynamics_ros.certify.cli import main as certify
-from robot_dynamics_ros.demo_monitor import PUMA
-from robot_dynamics_ros.demo_puma import CERTIFICATES
+from robot_dynamics_ros.demo.monitor import PUMA
+from robot_dynamics_ros.demo.puma import CERTIFICATES
 from robot_dynamics_ros.dynamics import puma_urdf
 
 

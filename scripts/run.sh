@@ -67,7 +67,7 @@ if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
   # the demo runs, below (numba's cache is keyed by the file), in two
   # processes (demo_puma.compile_kernels): the build gets what they leave.
-  PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo_puma &
+  PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo.puma &
   compiling=$! build=(nice -n 10)
 fi
 install_sets $sets
@@ -82,8 +82,8 @@ case "$cmd" in
   # from this checkout, whose kernels the compile above cached (the package
   # finds its generated messages in the installed copy, __init__.py)
   demo)   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-          exec "$venv/bin/python" -m robot_dynamics_ros.demo "$@" ;;
-  replay) exec "$venv/bin/python" -m robot_dynamics_ros.replay "$@" ;;
+          exec "$venv/bin/python" -m robot_dynamics_ros.demo.cli "$@" ;;
+  replay) exec "$venv/bin/python" -m robot_dynamics_ros.replay.cli "$@" ;;
   certify) exec "$venv/bin/python" -m robot_dynamics_ros.certify.cli "$@" ;;
   # with a file or folder first (scripts/run.sh test test/test_node.py), only that
   test)   if [ $# -gt 0 ] && [ -e "$1" ]; then exec "$venv/bin/python" -m pytest -q "$@"; fi

@@ -26,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..dynamics import DynamicsError, load_urdf
-from ..dynamics.kc.certificate import CertificateError, verify, write_certificate
-from ..dynamics.kc.payload_range import payload_range
-from ..model_source import PAYLOAD_ARGUMENTS, PAYLOAD_HELP, payload_from_arguments
+from robot_dynamics_ros.dynamics import DynamicsError, load_urdf
+from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, verify, write_certificate
+from robot_dynamics_ros.dynamics.kc.payload_range import payload_range
+from robot_dynamics_ros.served.model import PAYLOAD_ARGUMENTS, PAYLOAD_HELP, payload_from_arguments
 from .engine import start_client
 from .progress import Progress
 from .ranges import certify_range

@@ -1,5 +1,5 @@
 """The distributed engine of the certificate search: Dask distributed (its
-local cluster started by ``robot_dynamics_ros.engine.local_cluster``, as the
+local cluster started by ``robot_dynamics_ros.distributed.local_cluster``, as the
 fleet replay's).
 
 Chosen over Ray by measurement on this 2-core machine (``bench/bench_engines.py``,
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dask.distributed import Client
 
-from robot_dynamics_ros.engine import local_cluster
+from robot_dynamics_ros.distributed import local_cluster
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..dynamics.kc.certificate import (METHOD, METHOD_VERSION, file_sha256, model_hash, payloads_document,
+from robot_dynamics_ros.dynamics.kc.certificate import (METHOD, METHOD_VERSION, file_sha256, model_hash, payloads_document,
                                        range_base, write_certificate)
-from ..dynamics.kc.payload_range import vertex_model, vertices
+from robot_dynamics_ros.dynamics.kc.payload_range import vertex_model, vertices
 from .search import certify
 
 

@@ -24,9 +24,9 @@ import time
 import numpy as np
 from dask.distributed import wait
 
-from ..dynamics.kc.certificate import METHOD, METHOD_VERSION, combined_upper, model_hash, payloads_document
-from ..dynamics.kc.constant import config_coriolis_constant, value_margin
-from ..dynamics.kc.partition import lower_end, prepare, refine_unit, root_box, searched_parts
+from robot_dynamics_ros.dynamics.kc.certificate import METHOD, METHOD_VERSION, combined_upper, model_hash, payloads_document
+from robot_dynamics_ros.dynamics.kc.constant import config_coriolis_constant, value_margin
+from robot_dynamics_ros.dynamics.kc.partition import lower_end, prepare, refine_unit, root_box, searched_parts
 from .checkpoint import Checkpoint, PartState
 from .progress import Progress
 

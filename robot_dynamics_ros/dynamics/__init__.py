@@ -7,18 +7,18 @@ base="floating")``) adds its pose to q (``model.nq``) and its twist to qd,
 qdd and tau (``model.nv``), docs/floating_base.md.
 """
 from .terms import AllTerms, all_terms, coriolis_bounds
-from .bounds import BOUNDS_FIELDS, CoriolisBounds
-from .christoffel import christoffel_symbols
-from .coriolis import coriolis_matrix
-from .crba import mass_matrix
+from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds
+from .algorithms.christoffel import christoffel_symbols
+from .algorithms.coriolis import coriolis_matrix
+from .algorithms.crba import mass_matrix
 from .errors import CoriolisConstantError, DynamicsError, PayloadError, StateError, URDFError
-from .forward_dynamics import forward_dynamics
+from .algorithms.forward_dynamics import forward_dynamics
 from .kc import CoriolisConstantRefinement, KcInterval, coriolis_constant_interval
-from .model import Model
-from .puma import puma_urdf
-from .rnea import gravity_torques, inverse_dynamics
-from .simulate import Simulation, simulate
-from .urdf import load_urdf
+from .model.model import Model
+from .model.puma import puma_urdf
+from .algorithms.rnea import gravity_torques, inverse_dynamics
+from .algorithms.simulate import Simulation, simulate
+from .model.urdf import load_urdf
 
 __all__ = [
     "AllTerms", "BOUNDS_FIELDS", "all_terms",

@@ -12,18 +12,18 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
+from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
 from .calls import run, sample_entry
-from .christoffel import christoffel_gather, christoffel_symbols
-from .coriolis import coriolis
-from .crba import mass_matrix
-from .finite import all_finite
+from .algorithms.christoffel import christoffel_gather, christoffel_symbols
+from .algorithms.coriolis import coriolis
+from .algorithms.crba import mass_matrix
+from .algorithms.finite import all_finite
 from .kc.search import refinement_for, set_global_constants
-from .kinematics import composite_inertias, forward_kinematics, valid_configuration
-from .samples import sample, sample_count
-from .state import (configuration_array, joint_array, matrix_result, raise_failure,
+from .algorithms.kinematics import composite_inertias, forward_kinematics, valid_configuration
+from .algorithms.samples import sample, sample_count
+from .model.state import (configuration_array, joint_array, matrix_result, raise_failure,
                     tensor_result, to_all_joints, vector_result)
-from .terms_kernel import compute_all_terms
+from .bounds.terms_kernel import compute_all_terms
 
 
 # the kernel's Gamma when nobody asked for it: no entries, so one array serves every call

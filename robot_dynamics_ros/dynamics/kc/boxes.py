@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..calls import in_chunks
-from ..christoffel import christoffel_symbols
+from ..algorithms.christoffel import christoffel_symbols
 from . import mixed
 from .constant import config_constant_kernel
 

@@ -9,11 +9,11 @@ import numpy as np
 from numba import njit
 
 from ..calls import run
-from ..christoffel import christoffel_symbols
-from ..bounds import BOUNDS_FIELDS, gram_matrices, kc_of_reduced
-from ..eigen import lower_triangles_finite, tridiagonalize
-from ..state import configuration_array, to_all_joints
-from ..terms_kernel import compute_all_terms
+from ..algorithms.christoffel import christoffel_symbols
+from ..bounds.coriolis_bounds import BOUNDS_FIELDS, gram_matrices, kc_of_reduced
+from ..bounds.eigen import lower_triangles_finite, tridiagonalize
+from ..model.state import configuration_array, to_all_joints
+from ..bounds.terms_kernel import compute_all_terms
 
 _EPS = np.finfo(float).eps
 

@@ -6,7 +6,7 @@ docs/coriolis_constant.md ("First bound").
 import numpy as np
 from numba import njit
 
-from ..model import PRISMATIC
+from ..model.model import PRISMATIC
 
 _EPS = np.finfo(float).eps
 # Collatz-Wielandt: power iterations before the ratio test; more only tighten

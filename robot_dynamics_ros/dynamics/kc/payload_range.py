@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import PayloadError
 from ..calls import PerThread
-from ..inertia import combine_inertias
+from ..model.inertia import combine_inertias
 
 
 class PayloadRange(NamedTuple):

@@ -59,8 +59,8 @@ import numpy as np
 
 from ..calls import PARALLEL_FROM
 from ..errors import CoriolisConstantError, not_a_model
-from ..model import PRISMATIC, Model
-from ..state import at_identity_base
+from ..model.model import PRISMATIC, Model
+from ..model.state import at_identity_base
 from .boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, keep_boxes, largest_bound,
                     largest_boxes, lines_through, replace_boxes)
 from .constant import config_coriolis_constant, kc_at, value_margin
