@@ -55,16 +55,61 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
     gravity = check_gravity(gravity, URDFError)
     robot = _parse(_read(source))
     links = {link.name: link for link in robot.links}
+    _check_unique_names(robot)
+    children = _check_tree(robot, links)
+    root = next(iter(set(links) - {j.child for j in robot.joints}))
+    root_joint = _floating_root_joint(robot, root)
+    floating = base == "floating" or (base == "auto" and root_joint is not None)
+    bodies, link_frames, base_link = _bodies(robot, children, root, root_joint, floating)
+    nb = len(bodies)
+    link_inertia = _body_inertias(robot, links, link_frames, nb)
+    names = [joint.name for joint, _, _ in bodies]
+    base_bodies = BASE_BODIES if floating else 0
+    coordinate_map, offset, actuated = _coordinates(bodies, names, mimic, base_bodies)
+    return Model(
+        name=robot.name or "robot",
+        joint_names=tuple(actuated[base_bodies:]),
+        link_names=tuple(links),
+        body_joint_names=tuple(names),
+        parent=np.array([p for _, p, _ in bodies], dtype=np.int64),
+        joint_type=np.array([_MOVING[j.type] for j, _, _ in bodies], dtype=np.int64),
+        joint_placement=np.array([x for _, _, x in bodies]).reshape(nb, 4, 4),
+        joint_axis=np.array([_axis(j) for j, _, _ in bodies]).reshape(nb, 3),
+        inertia=link_inertia,
+        gravity=gravity,
+        lower=np.array([_limits(j)[0] for j, _, _ in bodies]),
+        upper=np.array([_limits(j)[1] for j, _, _ in bodies]),
+        coordinate_map=coordinate_map,
+        coordinate_offset=offset,
+        link_frames=link_frames,
+        link_inertia=link_inertia.copy(),
+        base="floating" if floating else "fixed",
+        base_link=base_link,
+    )
+
+
+def _check_unique_names(robot):
+    """``URDFError`` naming the links, or the joints, that share a name."""
     for kind, items in (("link", robot.links), ("joint", robot.joints)):
         twice = sorted(name for name, count in Counter(item.name for item in items).items()
                        if count > 1)
         if twice:
             raise URDFError(f"duplicate {kind} names: {_some(twice)}")
-    children = _check_tree(robot, links)
-    root = next(iter(set(links) - {j.child for j in robot.joints}))
-    root_joint = _floating_root_joint(robot, root)
-    floating = base == "floating" or (base == "auto" and root_joint is not None)
 
+
+def _bodies(robot, children, root, root_joint, floating):
+    """The kinematic tree of bodies: (bodies, link_frames, base_link).
+
+    ``bodies``: per moving joint (the free-flyer's six first, when
+    ``floating``), (joint, parent body, placement in the parent body's
+    frame), every parent before its children (depth first, in URDF order).
+    Fixed joints start no body: their child link is merged into the parent
+    body, and ``link_frames`` maps every link to (its body, its pose in that
+    body's frame), -1 for the world. ``URDFError`` for a joint type other
+    than revolute, continuous, prismatic and fixed (and floating at the
+    root), and for a floating-base robot with a joint moving a link
+    relative to the world link; at most ``MAX_DOF`` bodies, at least one.
+    """
     bodies = []          # (joint, parent body, placement)
     link_frames = {root: (-1, np.eye(4))}
     base_link = root
@@ -95,7 +140,6 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
                 "revolute, continuous, prismatic and fixed joints are "
                 "supported, and one floating joint at the root")
         stack.extend(reversed(children.get(joint.child, [])))
-
     nb = len(bodies)
     if nb == 0:
         raise URDFError(f"robot '{robot.name}' has no moving joints (revolute, "
@@ -103,6 +147,14 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
     if nb > MAX_DOF:
         raise URDFError(f"robot '{robot.name}' has {nb} moving joints, more than "
                         f"the limit of {MAX_DOF}")
+    return bodies, link_frames, base_link
+
+
+def _body_inertias(robot, links, link_frames, nb):
+    """(nb, 10) spatial inertias of the bodies: every link's <inertial>
+    expressed in its body's frame (``link_frames``) and summed per body
+    (``combine_inertias``). ``URDFError`` when no moving body has any: a
+    visual-only description, whose every output would be zero."""
     link_inertia = np.zeros((nb, 10))
     for name, (body, pose) in link_frames.items():
         inertial = links[name].inertial
@@ -123,30 +175,7 @@ def load_urdf(source, *, base="auto", gravity=(0.0, 0.0, -9.81), mimic="independ
             "with a mass or a rotational inertia), so every mass matrix, Coriolis term and "
             "torque would be zero: a visual-only description needs its links' <inertial> "
             "elements")
-
-    names = [joint.name for joint, _, _ in bodies]
-    base_bodies = BASE_BODIES if floating else 0
-    coordinate_map, offset, actuated = _coordinates(bodies, names, mimic, base_bodies)
-    return Model(
-        name=robot.name or "robot",
-        joint_names=tuple(actuated[base_bodies:]),
-        link_names=tuple(links),
-        body_joint_names=tuple(names),
-        parent=np.array([p for _, p, _ in bodies], dtype=np.int64),
-        joint_type=np.array([_MOVING[j.type] for j, _, _ in bodies], dtype=np.int64),
-        joint_placement=np.array([x for _, _, x in bodies]).reshape(nb, 4, 4),
-        joint_axis=np.array([_axis(j) for j, _, _ in bodies]).reshape(nb, 3),
-        inertia=link_inertia,
-        gravity=gravity,
-        lower=np.array([_limits(j)[0] for j, _, _ in bodies]),
-        upper=np.array([_limits(j)[1] for j, _, _ in bodies]),
-        coordinate_map=coordinate_map,
-        coordinate_offset=offset,
-        link_frames=link_frames,
-        link_inertia=link_inertia.copy(),
-        base="floating" if floating else "fixed",
-        base_link=base_link,
-    )
+    return link_inertia
 
 
 def _floating_root_joint(robot, root):
