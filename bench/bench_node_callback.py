@@ -73,7 +73,7 @@ def time_callbacks(node, live, rng, names, floating, first_second, count):
             pair.insert(0, serialize_message(harness.odometry(stamp, pose, rng.uniform(-1, 1, 6),
                                                               live.served.root_link)))
         messages.append(pair)
-    callbacks = (node._on_odometry, node._on_joint_state) if floating else (node._on_joint_state,)
+    callbacks = (node._handler.add_odometry, node._on_joint_state) if floating else (node._on_joint_state,)
     processed, dropped = node._status.processed, sum(node._status.dropped.values())
     times = np.empty(count)
     for k, pair in enumerate(messages):

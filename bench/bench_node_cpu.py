@@ -53,7 +53,7 @@ for msg in states[:300]:
     node._on_joint_state(msg)
 passes = []
 for _ in range(5):
-    node._stamp_gaps = type(node._stamp_gaps)()
+    node._handler._stamp_gaps = type(node._handler._stamp_gaps)()
     start = time.thread_time_ns()
     for msg in states:
         node._on_joint_state(msg)

@@ -3,7 +3,7 @@ rclpy, numba and the dynamics load (seconds on a first run), then the node runs.
 
 import sys
 
-USAGE = """\
+USAGE_TEMPLATE = """\
 usage: robot_dynamics_node [-h] [--ros-args ...]
 
 The robot_dynamics node: reads a URDF and, for every joint state, publishes
@@ -11,29 +11,7 @@ one stamped DynamicsState: the mass matrix, the Coriolis matrix, gravity
 torques and Coriolis bounds, with the joint state's stamp and the revision
 of the model they come from.
 
-Parameters (--ros-args -p NAME:=VALUE, or --params-file FILE.yaml; each is
-documented in config/robot_dynamics.yaml):
-  urdf_file            path of the URDF (read-only)
-  robot_description    URDF text (read-only); with neither set, the node
-                       follows the robot_description topic
-  joints               output joint order, a list (read-only; "": model order)
-  gravity              [gx, gy, gz] in the root frame, m/s^2 (read-only)
-  mimic                independent | reduce (read-only)
-  base                 auto | fixed | floating (read-only; auto: floating when
-                       the URDF declares a floating root joint)
-  base_state_timeout   floating base: s within which a joint state's odometry
-                       must be stamped (read-only, default 0.1)
-  publish_christoffel  fill DynamicsState.christoffel_symbols (default false)
-  publish_arrays       also publish the Float64MultiArray topics (read-only,
-                       default false)
-  kc_refinement.time_budget, kc_refinement.memory_limit_mb
-                       background refinement of the K_c interval (read-only)
-  payload.link, payload.mass, payload.com, payload.inertia
-                       a payload on a link, changeable at run time
-  identify_payload.window_size
-                       joint states with efforts kept for ~/identify_payload
-                       (read-only, default 60000; 0: none)
-
+{parameters}
 Topics (~ is the node, /robot_dynamics unless renamed or namespaced):
   in   robot_description     std_msgs/String, reliable, transient local
        joint_states          sensor_msgs/JointState, matched by joint name
@@ -63,6 +41,16 @@ Example:
 """
 
 
+def usage() -> str:
+    """The help text; its parameters come from the node's one table."""
+    from robot_dynamics_ros.node.parameters import usage_lines
+
+    parameters = "\n".join([
+        "Parameters (--ros-args -p NAME:=VALUE, or --params-file FILE.yaml; each is",
+        "documented in config/robot_dynamics.yaml):", *usage_lines()])
+    return USAGE_TEMPLATE.format(parameters=parameters)
+
+
 def wants_help(argv) -> bool:
     """-h or --help before --ros-args (what follows it belongs to rcl)."""
     args = list(argv[1:])
@@ -73,7 +61,7 @@ def wants_help(argv) -> bool:
 
 def main():
     if wants_help(sys.argv):
-        print(USAGE, end="")
+        print(usage(), end="")
         return
     from robot_dynamics_ros.node import dynamics_node
 

@@ -32,10 +32,10 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Optional
 
 from robot_dynamics_ros.dynamics.model.model import replace_payload
+from robot_dynamics_ros.node.parameters import RUNTIME as RUNTIME_PARAMETERS
 from robot_dynamics_ros.served.model import Payload, ServedModel, load_description
 
 PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
-RUNTIME_PARAMETERS = ("publish_christoffel",) + PAYLOAD_PARAMETERS
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,11 @@ class ModelService:
         self._served_version = 0
         self._stopping = False
         self._builder = threading.Thread(target=self._build_loop, name="model_builder", daemon=True)
-        initial = self._initial_payload()
-        if initial is not None:
-            self._queue(payload=initial)
+        if not _names_no_payload(self.parameters):  # the payload of the parameters given at start
+            try:
+                self._queue(payload=Payload.create(*(self.parameters[name] for name in PAYLOAD_PARAMETERS)))
+            except (ValueError, TypeError) as error:
+                self._refuse("payload_parameters", f"initial payload parameters not applied: {error}")
 
     @property
     def update_pending(self) -> bool:
@@ -164,17 +166,6 @@ class ModelService:
             raise RequestRefused(kind, reason) from error
         return payload
 
-    def _initial_payload(self) -> Optional[Payload]:
-        """The payload of the parameters given at start, checked once a model exists."""
-        if _names_no_payload(self.parameters):
-            return None
-        values = [self.parameters[name] for name in PAYLOAD_PARAMETERS]
-        try:
-            return Payload.create(*values)
-        except (ValueError, TypeError) as error:
-            self._refuse("payload_parameters", f"initial payload parameters not applied: {error}")
-            return None
-
     def _queue(self, description=None, payload: Optional[Payload] = None):
         with self._requests:
             payloads = self._requested_payloads
@@ -216,27 +207,26 @@ class ModelService:
             # A rejected description with the same payloads changes nothing.
             if base is not None and payloads != built:
                 built = payloads
-                served = self._apply_payloads(base, payloads)
-                try:
-                    live = self._prepare(served, self.live)
-                # A model the numerics fail on must not end this thread.
-                except Exception as error:  # noqa: BLE001
-                    self._refuse("model_failed", f"model from {origin} not served: "
-                                 f"{type(error).__name__}: {error}")
-                else:
-                    self.live = live
-                    # The snapshot replaced is garbage now, but its model is in
-                    # reference cycles (the K_c refinement in its cache holds
-                    # it, the refinement's resumable search the refinement):
-                    # only the cyclic collector frees it. Left to Python's
-                    # full collections, which come seldom, replaced models
-                    # piled up between them and came back as scattered free
-                    # memory, and the node's resident memory grew by steps.
-                    # Collected here, each one's memory goes to the next.
-                    del live, served
-                    gc.collect()
-                    self._installed(self.live)
+                self._serve(self._apply_payloads(base, payloads), origin)
             self._served_version = version
+
+    def _serve(self, served: ServedModel, origin: str):
+        """Prepare the snapshot of ``served`` and swap it in. The snapshot it
+        replaces is collected right away: its model sits in reference cycles
+        (the K_c refinement in its cache holds it, and its resumable search
+        the refinement) that only the cyclic collector frees, and Python's
+        full collections come seldom; collected here, each replaced model's
+        memory goes to the next one, and the node's memory stays flat."""
+        try:
+            live = self._prepare(served, self.live)
+        # A model the numerics fail on must not end the builder thread.
+        except Exception as error:  # noqa: BLE001
+            self._refuse("model_failed", f"model from {origin} not served: {type(error).__name__}: {error}")
+            return
+        self.live = live
+        del live, served
+        gc.collect()
+        self._installed(self.live)
 
     def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
         try:

@@ -1,0 +1,183 @@
+"""The node's hot path without ROS: a joint state's bytes in, the bytes to publish out.
+
+``Live`` is the snapshot of one served model that the hot path reads once
+per joint state, so that everything published for it comes from one model
+(``model_service`` swaps it in whole). ``JointStateHandler`` reads a joint
+state from its serialized bytes (``messages.cdr_inputs``), matches it to the
+model's joints, pairs a floating base with its odometry, computes every term
+in one ``all_terms`` call and serializes the outputs from templates
+(``messages.outputs``); a joint state it cannot answer is counted by reason
+in ``NodeStatus``, with a throttled warning. The node only subscribes and
+publishes (``dynamics_node``).
+"""
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
+
+from robot_dynamics_ros.dynamics import StateError
+from robot_dynamics_ros.messages.cdr import CdrTemplate
+from robot_dynamics_ros.messages.cdr_inputs import JointStateReader, MalformedMessage, read_odometry
+from robot_dynamics_ros.messages.inputs import JointStateMatcher, JointStateRejected
+from robot_dynamics_ros.messages.outputs import (
+    ARRAY_TOPICS, array_templates, compute_outputs, state_frame, state_template, state_values)
+from robot_dynamics_ros.node.effort_window import EffortWindow
+from robot_dynamics_ros.node.stamp_gaps import StampGaps
+from robot_dynamics_ros.node.status import NodeStatus, Throttle
+from robot_dynamics_ros.served.base_state import BaseStatePairing, BaseStateRejected, full_state, stamp_ns
+from robot_dynamics_ros.served.model import ServedModel
+
+WARNING_PERIOD = 5.0  # s: at most one warning per period for dropped joint states, and for odometry
+
+
+@dataclass(frozen=True)
+class Live:
+    """What the hot path needs, swapped as one reference: everything it
+    publishes for one joint state comes from this one snapshot."""
+
+    served: ServedModel
+    revision: int  # DynamicsModel.revision of ``served``
+    certificate: str  # the K_c certificate file serving its interval, or ""
+    matcher: JointStateMatcher
+    templates: Dict[str, CdrTemplate]  # ~/gravity_torques and the array topics, by topic name
+    # the joint states with efforts kept for ~/identify_payload (fixed base),
+    # kept across payload swaps like the matcher; None: off or floating
+    efforts: Optional[EffortWindow]
+    # ~/state templates by (frame_id, publish_christoffel), made on first use
+    states: Dict[Tuple[str, bool], CdrTemplate] = field(default_factory=dict)
+
+    def state_template(self, frame_id: str, christoffel: bool) -> CdrTemplate:
+        template = self.states.get((frame_id, christoffel))
+        if template is None:
+            template = self.states[frame_id, christoffel] = state_template(
+                self.served, self.revision, frame_id, christoffel)
+        return template
+
+
+def make_live(served: ServedModel, old: Optional[Live], revision: int, certificate: str,
+              effort_window_size: int) -> Live:
+    """The snapshot of ``served``; what depends only on the joint names (the
+    matcher, the effort window) or on the output coordinates (the array
+    templates) is taken over from ``old`` when those stay the same."""
+    same_inputs = (old is not None and old.matcher.joint_names == served.model.joint_names
+                   and old.served.base == served.base)
+    same_outputs = old is not None and old.served.coordinates == served.coordinates
+    efforts = None
+    if same_inputs:
+        efforts = old.efforts
+    elif not served.base and effort_window_size:
+        efforts = EffortWindow(served.model.nv, effort_window_size)
+    return Live(
+        served=served, revision=revision, certificate=certificate,
+        matcher=old.matcher if same_inputs else JointStateMatcher(served.model.joint_names),
+        templates=old.templates if same_outputs else array_templates(served.joints, served.base),
+        efforts=efforts)
+
+
+class Published(NamedTuple):
+    """The serialized messages that answer one joint state."""
+
+    state: bytes  # ~/state
+    gravity: bytes  # ~/gravity_torques
+    arrays: Tuple[Tuple[str, bytes], ...]  # (topic, message) with publish_arrays, else ()
+
+
+class JointStateHandler:
+    """Joint states (and a floating base's odometry) in, ``Published`` out.
+
+    ``live()`` returns the served snapshot (a ``Live``) or None before the
+    first model; ``christoffel()`` whether to fill the Christoffel symbols;
+    ``warn(text)`` logs a warning. ``base_states`` pairs odometry with joint
+    states, None when the base is fixed for sure. One thread (the node's
+    executor) calls ``handle`` and ``add_odometry``.
+    """
+
+    def __init__(self, *, live: Callable[[], Optional[Live]], christoffel: Callable[[], bool],
+                 status: NodeStatus, base_states: Optional[BaseStatePairing], publish_arrays: bool,
+                 warn: Callable[[str], None]):
+        self._live = live
+        self._christoffel = christoffel
+        self._status = status
+        self.base_states = base_states
+        self._publish_arrays = publish_arrays
+        self._warn = warn
+        self._reader = JointStateReader()
+        self._stamp_gaps = StampGaps()
+        self._drop_warnings, self._odometry_warnings = Throttle(WARNING_PERIOD), Throttle(WARNING_PERIOD)
+
+    def handle(self, data: bytes) -> Optional[Published]:
+        """The messages answering the serialized sensor_msgs/JointState
+        ``data``, or None when it is dropped (counted by reason)."""
+        start = time.perf_counter_ns()
+        try:
+            msg = self._reader.read(data)
+        except MalformedMessage as error:
+            return self._drop("malformed", str(error))
+        stamp = msg.stamp
+        lost = self._stamp_gaps.missing(stamp, msg.name)
+        if lost:
+            # counted on the stream's grid of stamps: a healthy stream counts none
+            self._drop("stamp_gap", f"{lost} joint states lost, found by stamp "
+                       f"{stamp.sec}.{stamp.nanosec:09d}", lost)
+        live = self._live()
+        if live is None:
+            # the start-up: the node's waiting line says what it waits for
+            self._status.drop("no_model", "no robot model loaded yet")
+            return None
+        try:
+            q, qd = live.matcher.match(msg, check_finite=False)
+            if live.efforts is not None and len(msg.effort):
+                live.efforts.add(stamp_ns(stamp), q, qd, live.matcher.efforts(msg))
+        except JointStateRejected as error:
+            return self._drop(error.kind, str(error))
+        served, frame = live.served, ""
+        if served.base:
+            try:
+                base = self.base_states.pair(stamp_ns(stamp), served.root_link)
+            except BaseStateRejected as error:
+                return self._drop(error.kind, str(error))
+            q, qd = full_state(base.position, base.velocity, q, qd)
+            frame = base.frame_id
+        christoffel = self._christoffel()
+        try:
+            terms = compute_outputs(served.model, q, qd, christoffel)
+        except StateError as error:  # NaN or inf in q or qd, named by the kernels
+            return self._drop("non_finite", str(error))
+        # a numerics bug on some input must not stop the node
+        except (ValueError, ArithmeticError) as error:
+            return self._drop("dynamics_error", f"{type(error).__name__}: {error}")
+        published = self._encode(live, frame, q, qd, terms, christoffel, stamp)
+        self._status.computed(time.perf_counter_ns() - start)
+        return published
+
+    def _encode(self, live: Live, frame: str, q, qd, terms, christoffel: bool, stamp) -> Published:
+        """The outputs serialized from the snapshot's templates."""
+        served, templates = live.served, live.templates
+        state = live.state_template(state_frame(served, frame), christoffel).encode_one(
+            state_values(served, q, qd, terms, christoffel), stamp)
+        gravity = templates["gravity_torques"].encode_one((served.reorder(terms.gravity_torques),), stamp)
+        arrays = ()
+        if self._publish_arrays:
+            arrays = tuple((topic, templates[topic].encode_one((served.reorder(getattr(terms, topic)),)))
+                           for topic in ARRAY_TOPICS if christoffel or topic != "christoffel_symbols")
+        return Published(state, gravity, arrays)
+
+    def add_odometry(self, data: bytes):
+        """A serialized nav_msgs/Odometry for the floating base's pairing;
+        ignored while no model, or a fixed base, is served."""
+        live = self._live()
+        if live is None or not live.served.base:
+            return
+        try:
+            self.base_states.add(read_odometry(data), live.served.base_frames)
+        except (MalformedMessage, BaseStateRejected) as error:
+            if isinstance(error, MalformedMessage):
+                self.base_states.refuse(error.kind)  # the pairing counts the others itself
+            self._status.error(f"dropped odometry ({error.kind}): {error}")
+            if self._odometry_warnings.due(time.monotonic()):
+                self._warn(self._status.last_error)
+
+    def _drop(self, kind: str, reason: str, count: int = 1) -> None:
+        text = self._status.drop(kind, reason, count)
+        if self._drop_warnings.due(time.monotonic()):
+            self._warn(text)
