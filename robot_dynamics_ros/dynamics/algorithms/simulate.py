@@ -59,45 +59,12 @@ def simulate(model, q0, qd0, torque, t_end, *, method="recursive",
     """
     # imported here: docs/design.md keeps dynamics/ importable with numpy, numba
     # and urdf-parser-py alone; only simulating needs scipy
-    from scipy.integrate import OdeSolver, solve_ivp
+    from scipy.integrate import solve_ivp
 
-    if not isinstance(model, Model):
-        raise not_a_model(model)
-    if model.floating:
-        # q's quaternion is not the integral of qd's angular velocity: the
-        # state would need integrating on the manifold (docs/floating_base.md)
-        raise DynamicsError(
-            f"simulate: model '{model.name}' has a floating base; only fixed-base "
-            "models are simulated (q = integral of qd)")
-    q0 = joint_array(model, q0, "q0")
-    qd0 = joint_array(model, qd0, "qd0", like=q0)
-    if q0.ndim != 1:
-        raise DynamicsError(f"simulate takes one initial state (n,), got q0 {q0.shape}")
-    raise_bad_input(model, 0, (("q0", q0), ("qd0", qd0)))
-    _check_positions(model, q0)
+    q0, qd0 = _initial_state(model, q0, qd0)
     n = model.nv
-    # Checked here, not left to scipy: it raises bare ValueErrors, or takes
-    # NaN and out-of-range values and fails later with another argument's name.
-    if not callable(torque):
-        raise DynamicsError(f"simulate: torque must be a function torque(t, q, qd), got {torque!r}")
-    if method not in METHODS:
-        raise DynamicsError(f"simulate: method must be one of {METHODS}, got {method!r}")
-    if not (integrator in _INTEGRATORS
-            or isinstance(integrator, type) and issubclass(integrator, OdeSolver)):
-        raise DynamicsError(f"simulate: integrator must be one of {_INTEGRATORS} or a "
-                            f"scipy OdeSolver class, got {integrator!r}")
-    t_end = _setting(t_end, "t_end", "a finite time > 0", lambda t: (t > 0.0) & (t < np.inf))
-    rtol = _setting(rtol, "rtol", f"finite and >= {_MIN_RTOL:.3g} (scipy raises smaller ones to "
-                    f"that), one number or {2 * n}", lambda r: (r >= _MIN_RTOL) & (r < np.inf), 2 * n)
-    atol = _setting(atol, "atol", f"finite and >= 0, one number or {2 * n}",
-                    lambda a: (a >= 0.0) & (a < np.inf), 2 * n)
-    max_step = _setting(max_step, "max_step", "a time > 0 (inf: no limit)", lambda h: h > 0.0)
-    if t_eval is not None:
-        t_eval = real_numbers(t_eval, "simulate: t_eval", DynamicsError)
-        if not (t_eval.ndim == 1 and np.all((t_eval >= 0.0) & (t_eval <= t_end))
-                and np.all(np.diff(t_eval) > 0.0)):
-            raise DynamicsError(f"simulate: t_eval must be increasing times within [0, t_end = "
-                                f"{t_end:g}], got {reprlib.repr(t_eval.tolist())}")
+    t_end, rtol, atol, max_step, t_eval = _solver_settings(
+        n, torque, method, integrator, t_end, rtol, atol, max_step, t_eval)
     calls = 0
 
     def derivative(t, y):
@@ -120,6 +87,59 @@ def simulate(model, q0, qd0, torque, t_end, *, method="recursive",
                    dtype=float).reshape(len(t), n)
     qdd = forward_dynamics(model, q, qd, tau, method=method)
     return Simulation(t=t, q=q, qd=qd, qdd=qdd, tau=tau, evaluations=calls)
+
+
+def _initial_state(model, q0, qd0):
+    """(q0, qd0) as arrays (n,) of a fixed-base ``Model``: ``DynamicsError``
+    for a floating base or more than one state, ``StateError`` for a bad
+    state (wrong shape, NaN, a q0 beyond the limits of ``limits``)."""
+    if not isinstance(model, Model):
+        raise not_a_model(model)
+    if model.floating:
+        # q's quaternion is not the integral of qd's angular velocity: the
+        # state would need integrating on the manifold (docs/floating_base.md)
+        raise DynamicsError(
+            f"simulate: model '{model.name}' has a floating base; only fixed-base "
+            "models are simulated (q = integral of qd)")
+    q0 = joint_array(model, q0, "q0")
+    qd0 = joint_array(model, qd0, "qd0", like=q0)
+    if q0.ndim != 1:
+        raise DynamicsError(f"simulate takes one initial state (n,), got q0 {q0.shape}")
+    raise_bad_input(model, 0, (("q0", q0), ("qd0", qd0)))
+    _check_positions(model, q0)
+    return q0, qd0
+
+
+def _solver_settings(n, torque, method, integrator, t_end, rtol, atol, max_step, t_eval):
+    """(t_end, rtol, atol, max_step, t_eval) checked for ``solve_ivp`` (n
+    joints, a state of 2 n), after the torque function, the forward-dynamics
+    method and the integrator: ``DynamicsError`` naming the first one at
+    fault. Checked here, not left to scipy: it raises bare ValueErrors, or
+    takes NaN and out-of-range values and fails later with another
+    argument's name."""
+    from scipy.integrate import OdeSolver
+
+    if not callable(torque):
+        raise DynamicsError(f"simulate: torque must be a function torque(t, q, qd), got {torque!r}")
+    if method not in METHODS:
+        raise DynamicsError(f"simulate: method must be one of {METHODS}, got {method!r}")
+    if not (integrator in _INTEGRATORS
+            or isinstance(integrator, type) and issubclass(integrator, OdeSolver)):
+        raise DynamicsError(f"simulate: integrator must be one of {_INTEGRATORS} or a "
+                            f"scipy OdeSolver class, got {integrator!r}")
+    t_end = _setting(t_end, "t_end", "a finite time > 0", lambda t: (t > 0.0) & (t < np.inf))
+    rtol = _setting(rtol, "rtol", f"finite and >= {_MIN_RTOL:.3g} (scipy raises smaller ones to "
+                    f"that), one number or {2 * n}", lambda r: (r >= _MIN_RTOL) & (r < np.inf), 2 * n)
+    atol = _setting(atol, "atol", f"finite and >= 0, one number or {2 * n}",
+                    lambda a: (a >= 0.0) & (a < np.inf), 2 * n)
+    max_step = _setting(max_step, "max_step", "a time > 0 (inf: no limit)", lambda h: h > 0.0)
+    if t_eval is not None:
+        t_eval = real_numbers(t_eval, "simulate: t_eval", DynamicsError)
+        if not (t_eval.ndim == 1 and np.all((t_eval >= 0.0) & (t_eval <= t_end))
+                and np.all(np.diff(t_eval) > 0.0)):
+            raise DynamicsError(f"simulate: t_eval must be increasing times within [0, t_end = "
+                                f"{t_end:g}], got {reprlib.repr(t_eval.tolist())}")
+    return t_end, rtol, atol, max_step, t_eval
 
 
 # What solve_ivp takes by name; below 100 ulps it raises rtol with a warning.
