@@ -101,10 +101,13 @@ setup(
     data_files=[],  # filled by BuildWithMessages from what CMake installs
     cmdclass={"build_py": BuildWithMessages},
     distclass=BinaryDistribution,
-    install_requires=["numpy", "numba", "urdf-parser-py"],
+    # what the node and the demo import (rosbags: messages/cdr.py; scipy: the
+    # identify service, certified payload ranges, dynamics.simulate); rclpy
+    # and the messages come from ROS (requirements/ros.txt for pip), not from
+    # here. test/package/test_dependencies.py checks these against the imports.
+    install_requires=["numpy", "numba", "urdf-parser-py", "rosbags", "scipy"],
     extras_require={
-        "simulate": ["scipy"],  # dynamics.simulate and the demo
-        "replay": ["rosbags", "matplotlib"],  # robot_dynamics_replay, --plot
+        "replay": ["matplotlib", "tqdm", "dask", "distributed"],  # robot_dynamics_replay: --plot, fleets
         "certify": ["dask", "distributed"],  # robot_dynamics_certify
     },
     zip_safe=False,
