@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 import build_messages  # noqa: E402  (beside this file)
 
+# The one list of the console entry points: CMakeLists.txt reads these lines
+# (one "name": "module", per line) for colcon's lib/<package>/ launchers.
 CONSOLE_SCRIPTS = {
     "robot_dynamics_node": "robot_dynamics_ros.node.cli",
     "robot_dynamics_demo": "robot_dynamics_ros.demo.cli",
@@ -57,6 +59,9 @@ def _build_dir(prefix: Path) -> Path:
 
 class BuildWithMessages(build_py):
     def run(self):
+        # build_py copies sources over the build folder of the last build and
+        # never deletes: a module moved or removed since would ship again
+        shutil.rmtree(Path(self.build_lib) / PACKAGE, ignore_errors=True)
         super().run()
         prefix = _ros_prefix()
         build = _build_dir(prefix)

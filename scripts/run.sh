@@ -4,10 +4,11 @@
 # whose messages build_messages.py builds), again only when something it depends on
 # changed, then runs
 #   demo    the package's main job on the embedded PUMA (the light install:
-#           numpy, numba, urdf-parser-py, rosbags, rclpy and messages)
-#   replay  robot_dynamics_replay (adds scipy, matplotlib and Dask)
+#           numpy, numba, urdf-parser-py, scipy, rosbags, rclpy and messages)
+#   replay  robot_dynamics_replay (adds matplotlib and Dask)
 #   certify robot_dynamics_certify, K_c certificates (the same)
-#   test    the test suite (adds the oracles: Pinocchio, example-robot-data, ...)
+#   test    the test suite (adds the oracles: Pinocchio, example-robot-data, ...);
+#           test --quick: all but the tests marked colcon or slow (pytest.ini)
 #   bench   the benchmarks in bench/ (adds MuJoCo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,8 +60,9 @@ install_sets dynamics
 # The package: a normal install (the generated robot_dynamics_ros.msg is not
 # reachable through an editable one), redone when its sources change; the
 # compiled messages stay in build/ until the interfaces change.
-want=$(cat setup.py build_messages.py pyproject.toml package.xml msg/*.msg srv/*.srv launch/* config/* \
-  $(find robot_dynamics_ros -name '*.py' | sort) | sha256sum | cut -d' ' -f1)
+want=$(cat setup.py build_messages.py pyproject.toml package.xml msg/*.msg srv/*.srv \
+  $(find launch config robot_dynamics_ros -type f ! -path '*/__pycache__/*' ! -name '*.py[co]' | sort) \
+  | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
 compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
@@ -85,8 +87,10 @@ case "$cmd" in
           exec "$venv/bin/python" -m robot_dynamics_ros.demo.cli "$@" ;;
   replay) exec "$venv/bin/python" -m robot_dynamics_ros.replay.cli "$@" ;;
   certify) exec "$venv/bin/python" -m robot_dynamics_ros.certify.cli "$@" ;;
-  # with a file or folder first (scripts/run.sh test test/test_node.py), only that
-  test)   if [ $# -gt 0 ] && [ -e "$1" ]; then exec "$venv/bin/python" -m pytest -q "$@"; fi
-          exec "$venv/bin/python" -m pytest -q test "$@" ;;
+  # with a file or folder first (scripts/run.sh test test/node), only that
+  test)   quick=()
+          if [ "${1:-}" = --quick ]; then shift; quick=(-m "not colcon and not slow"); fi
+          if [ $# -gt 0 ] && [ -e "$1" ]; then exec "$venv/bin/python" -m pytest -q "${quick[@]}" "$@"; fi
+          exec "$venv/bin/python" -m pytest -q "${quick[@]}" test "$@" ;;
   bench)  for b in bench/bench_*.py; do "$venv/bin/python" "$b" "$@"; done ;;
 esac
