@@ -2,7 +2,8 @@
 
 A call through numba's dispatcher types every argument before it runs (a
 structref through Python code), where the compiled overload's own entry
-point only unboxes them (docs/benchmarks.md, "Calling a compiled kernel").
+point only unboxes them (docs/benchmarks-archive.md, "Calling a compiled
+kernel").
 So each (kernel, precision, single or batch) is resolved once, through the
 dispatcher (which compiles it or loads it from the cache), and its entry
 point is called from then on; the hot path binds it to the thread's
@@ -73,8 +74,9 @@ def sample_entry(kernel, model, q, *arrays):
     general path (``run``), which checks and converts its arguments.
 
     One function call and one dictionary look-up before the compiled code
-    (the entry point is bound on the first call), what keeps a 6-joint mass
-    matrix within 2x of Pinocchio's C++ call. DynamicsError when ``model``
+    (the entry point is bound on the first call), so that even a small
+    model's call is mostly the compiled code's (docs/benchmarks.md, "Single
+    samples against Pinocchio and MuJoCo"). DynamicsError when ``model``
     is no ``Model`` (a ``try`` costs nothing until it catches).
     """
     try:

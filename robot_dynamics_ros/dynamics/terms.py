@@ -133,7 +133,7 @@ def coriolis_bounds(model, q, qd, *, christoffel=None, mass=None) -> CoriolisBou
     Gamma has no tree to follow and gets n + 2 eigenproblems of n x n
     matrices, O(n^4) (``bounds.bound_vectors``). ``kc_global`` and
     ``kc_global_lower`` are the model's current interval for K_c (its first
-    guaranteed bound on the first call, in milliseconds; tighter once
+    guaranteed bound on the first call, O(nb^3) without a search; tighter once
     ``coriolis_constant_interval`` or a background thread has refined it).
     """
     if christoffel is None and mass is None:

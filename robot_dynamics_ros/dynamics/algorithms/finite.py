@@ -2,7 +2,7 @@
 
 A kernel checks a sample's inputs before it and its outputs after it, and
 returns the first sample that failed (``state.raise_failure`` says why):
-values still in the cache, so the check costs a few nanoseconds, and an
+values still in the cache, so the check adds little to the kernel, and an
 overflow inside the recursions (a huge state or model) cannot pass as a
 result.
 """
@@ -28,8 +28,8 @@ def all_finite(x):
 @njit(cache=True, nogil=True)
 def _largest_exponent(bits, exponent):
     """The largest exponent field among the entries' bits: an integer maximum
-    without an early exit, which the compiler vectorizes (4x faster than a
-    test per entry on a floating tree's blocks of Gamma)."""
+    without an early exit, which the compiler vectorizes (a test per entry
+    branches on every entry and stays scalar)."""
     largest = exponent & 0  # zero, of the bits' integer type
     for k in range(bits.shape[0]):
         largest = max(largest, bits[k] & exponent)

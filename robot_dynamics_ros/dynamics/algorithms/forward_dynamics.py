@@ -97,7 +97,8 @@ def forward_dynamics(model, q, qd, tau, method=None):
 
 
 def _all_float32(*arrays):
-    # a loop, not all(<generator>): this runs on every call of a 10 us function
+    # a loop, not all(<generator>): this runs on every call, and making a generator
+    # would be a sizeable part of a single sample's call
     for x in arrays:
         if not (isinstance(x, np.ndarray) and x.dtype.char == "f"):
             return False

@@ -29,7 +29,8 @@ def floating_record(model_type) -> bool:
 def _is_floating(model):
     # A constant of the record's type: the compiler drops the floating-base
     # branches of a fixed-base kernel, which then runs the fixed-base code
-    # alone (a runtime flag cost 5-12% on the 1-2 us M and g of a 7-joint arm).
+    # alone (a runtime flag would be tested in every loop of calls as short as
+    # an arm's M and g).
     value = floating_record(model)
     return lambda model: value
 
@@ -60,7 +61,7 @@ def body_poses(model, data, q):
     first 7 numbers (``free_flyer_poses``), and body i >= 6 turns by
     q[i + 1].
 
-    Positions are measured from the origin of each joint on the world (of
+    Positions are taken from the origin of each joint on the world (of
     the root link for a floating base), not from the world's: a rigid
     translation of a subtree changes no ``S_a^T I S_b`` and gravity is
     uniform, so every output is the same, while a robot placed 5e6 m from
@@ -125,9 +126,10 @@ def floating_only(function):
     Chosen from the model record's type when the calling kernel is compiled,
     as ``bounds.tree_bound_values``: a branch on ``is_floating`` is dropped
     from the machine code but its callees are compiled all the same, which
-    cost a fixed-base kernel 2 s of a first start (docs/benchmarks.md, "The
-    compile beside the build"). ``function`` is a constant of the compiled
-    code, not an argument, which numba could not cache.
+    would give a fixed-base kernel's first start the free-flyer code to
+    compile (docs/benchmarks-archive.md, "The compile beside the build").
+    ``function`` is a constant of the compiled code, not an argument, which
+    numba could not cache.
     """
     def call(model, data, x):
         if is_floating(model):

@@ -3,14 +3,14 @@
 Every kernel takes its inputs either as one sample (q of shape (nb,)) or as a
 batch (Q of shape (N, nb)), with outputs shaped to match. ``sample_count``
 and ``sample`` hide the difference, and numba compiles each case on its
-own, so a single call needs no batch axis (a view from Python costs 0.1 us
-per array) and a batch no Python loop.
+own, so a single call needs no batch axis (no view made in Python for each
+array of each call) and a batch no Python loop.
 
 A single call's one-dimensional arrays are typed with any strides
 (``calls``), so a batch's rows are handed on typed the same way
 (``x[s, ::1]``): the functions a kernel calls on one sample are then
-compiled once for both cases, not once per case (a first start compiles
-each only once: docs/benchmarks.md, "A lighter cold start").
+compiled once for both cases, not once per case, and a first start
+compiles each once (docs/benchmarks-archive.md, "A lighter cold start").
 """
 from numba.extending import overload
 

@@ -51,8 +51,9 @@ def dot6(a, b):
 @njit(cache=True, inline="always")
 def add_into(A, target, source):
     """A[target] += A[source] for 6x6 blocks (composite Coriolis factors,
-    children into parents). Explicit loops: numba's ``+=`` on sub-array
-    views is several times slower."""
+    children into parents). Explicit loops, which compile to plain scalar
+    code: numba's ``+=`` on sub-array views goes through its array
+    expressions and is slower."""
     for r in range(6):
         for c in range(6):
             A[target, r, c] += A[source, r, c]

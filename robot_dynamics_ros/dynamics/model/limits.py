@@ -18,9 +18,9 @@ MAX_MASS = 1e9          # kg
 MAX_INERTIA = 1e15      # kg m^2, each inertia matrix entry
 MAX_GRAVITY = 1e6       # m/s^2, each component
 MAX_MIMIC = 1e6         # |multiplier| and |offset| of a mimic joint, also along a chain of mimics
-MAX_URDF_BYTES = 10 * 1024 * 1024  # a description: large robots stay well below 1 MB
+MAX_URDF_BYTES = 10 * 1024 * 1024  # a description: large robots' stay an order of magnitude below
 MAX_LINKS = 10_000      # links, and joints, in one description
-MAX_DOF = 200           # moving joints: Gamma alone holds n^3 doubles (64 MB at 200)
+MAX_DOF = 200           # moving joints: Gamma alone holds n^3 doubles (8 n^3 bytes)
 # A joint limit beyond the length or angle limit means "no limit": real URDFs
 # write +-1e16 for it.
 NO_LIMIT_BEYOND = max(MAX_LENGTH, MAX_ANGLE)

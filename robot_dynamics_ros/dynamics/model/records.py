@@ -7,8 +7,7 @@ Every kernel takes ``(model, data, inputs..., outputs...)`` and reads fields
 by name, so a new model field is added here and in ``model_record`` only.
 
 Both are numba structrefs: a structref crosses from Python into compiled code
-as one pointer (about 0.2 us for a call with three arguments, against about
-0.5 us for the nine loose arrays the kernels took before, measured here), and
+as one pointer, where loose arrays are unboxed one by one on every call, and
 every field keeps its own name and shape. A ``Data`` holds its model's record,
 so the kernels that Python calls take one of them: ``kernel(data, ...)``, and
 the algorithms inside ``f(model, data, ...)``. With ``NUMBA_DISABLE_JIT=1`` the
