@@ -31,13 +31,12 @@ from .subspace import certified_top_singular_value
 
 # Groups of fewer slices than this are reduced one by one (``eigen.tridiagonalize_one``):
 # the lockstep of ``eigen.tridiagonalize`` vectorizes over the slices, which needs a few
+# of them to fill the vector lanes
 LOCKSTEP_FROM = 4
 # A floating tree's small cores (the largest of size P) are reduced side by side when their
 # arithmetic, the sum of their cubed sizes, is at least this many P^3: enough cores to fill
-# the lanes. Measured when they were padded to P: G1's 26 (11.6 P^3), random trees' 21 and
-# 36 (8.1 and 11.8) and solo12's 12 of 6-8 (8.4) are faster side by side (0.90, 0.93, 0.96
-# and 0.89 of the call); random trees' 10 and 15 (3.8 and 4.8) were 1-6% slower. Each at
-# its own size (``_lockstep_core_norms``), 0 instead of 5 was no faster (docs/benchmarks.md)
+# the lanes, whose shared steps side by side then pay; fewer go one at a time. Where 5
+# comes from: docs/benchmarks-archive.md, "Fifth pass: the small reductions side by side"
 LOCKSTEP_WORK = 5
 # Cores, slices and C of at least this size get a certified norm by the Lanczos
 # method (``lanczos.top_singular_value``; should it not certify one, the Gram
@@ -263,7 +262,7 @@ def base_slice_norms(model, data, blocks):
     Each slice of an angular speed k has a top singular pair standing far
     above the rest (the whole robot's mass turning the linear momentum about
     axis k: a singular value of about the total mass, twice, where the next
-    are a few percent of it on the humanoids measured), with right singular
+    are a small fraction of it on a humanoid), with right singular
     vectors near the two linear speeds across axis k. Subspace iteration
     from those two coordinates certifies an upper bound of its norm in 3-5
     steps (``subspace.certified_top_singular_value``), within 1e-14 of it;
@@ -523,14 +522,15 @@ def tree_bound_values(model, data, blocks, cores, coriolis, mass, qd, out):
     2 m_k^3 per slice (1.5 c_k^3 for a core of size c_k = 5 + |subtree(k)|,
     counting the descendants that hold mass, 14 c_k^2 from ``LANCZOS_FROM``
     on) and 4 n^3 (3 n^3 with C's norm by Lanczos), plus 60 n^2 for a
-    floating base's slices: O(n^4) for a serial chain as before; for a tree,
-    whose slices are small but for those of joints near the root, far less.
+    floating base's slices: O(n^4) for a serial chain, as the dense bounds;
+    for a tree, whose slices are small but for those of joints near the
+    root, far less.
 
     Which of the three is chosen from the model record's type when the
     calling kernel is compiled (``_tree_bound_values``), so a kernel compiles
     only its own: a branch on ``dense_layout`` or ``is_floating`` is dropped
     from the machine code but its callees are compiled all the same
-    (docs/benchmarks.md, "Where a first start's time goes"). With
+    (docs/benchmarks-archive.md, "Where a first start's time goes"). With
     ``NUMBA_DISABLE_JIT=1`` this body makes the same choice at run time.
     """
     if dense_layout(model):

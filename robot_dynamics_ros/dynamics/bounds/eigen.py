@@ -1,7 +1,8 @@
 """Extreme eigenvalues of small symmetric matrices, for the Coriolis bounds.
 
-LAPACK through numpy costs 15-20 us per 9 x 9 matrix here, mostly call
-overhead, and the bounds need n + 2 of them per sample. Only the smallest and
+LAPACK through numpy pays a Python call and its checks for every matrix,
+more than a small matrix's arithmetic, and the bounds need n + 2 of them per
+sample. Only the smallest and
 largest eigenvalue are wanted, so: Householder reduction to tridiagonal form,
 then Laguerre's method on the characteristic polynomial from the outside of the
 spectrum, kept in a Sturm-count bracket (Golub and Van Loan, "Matrix
@@ -120,7 +121,7 @@ def tridiagonalize_one(A, scratch):
     for k in range(n - 2):
         # every inner loop runs from 0 over views of the trailing block: a loop
         # from k + 1 keeps numba's negative-index wraparound in its indices,
-        # which stops LLVM from vectorizing it (2-3x slower at n = 35-61)
+        # which stops LLVM from vectorizing it
         m = n - k - 1
         x = A[k, k + 1:]  # column k below the diagonal, as row k (symmetric)
         v, w = scratch[0, k + 1:], scratch[1, k + 1:]
@@ -195,8 +196,9 @@ def gram_one(X, gram):
     lower one row by row, ``gram[r, :r + 1] += X[i, r] X[i, :r + 1]`` over the
     rows i of X in order, four rows per pass over ``gram[r]`` (each sum still
     in the order of i; four zeros of column r skip their pass), vectorized:
-    every loop from 0 (``tridiagonalize_one``), 2-d indices (views of the
-    rows were 3x slower). Then mirrored. Cost: m^3 / 2."""
+    every loop from 0 (``tridiagonalize_one``), 2-d indices into X and gram
+    (not a view per row, which the loop would make on every pass). Then
+    mirrored. Cost: m^3 / 2."""
     m = X.shape[0]
     for r in range(m):
         for c in range(r + 1):
@@ -240,7 +242,7 @@ def _end_eigenvalue(work, lo, hi, rank):
     0.28-0.29 of the distance (n = 6 to large n), and the bounds meet one
     on every sample: Gamma_k of a joint on the fixed base is skew-symmetric
     (M does not depend on that joint), so the eigenvalues of its Gram matrix
-    come in pairs (26 steps instead of 4 on a 6-joint arm). So a step more
+    come in pairs, and plain steps would crawl on every sample. So a step more
     than 0.2 of the one before is taken as for a root of multiplicity 2,
     which lands on an exact double root in one step (the same formula with
     (n - 2) / 2 for n - 1); once a step has passed the wanted root (a

@@ -34,7 +34,8 @@ from .subspace import (TOLERANCE, certified_bound, certified_norm, excess_over_r
 _EPS = 2.220446049250313e-16
 # Steps before giving up (the caller reduces the Gram matrix instead)
 STEPS = 16
-# No certificate is tried before this step (none passed earlier on the cores measured)
+# No certificate is tried before this step: it costs as much as a few steps, and the
+# first steps' Ritz vectors are too rough to pass it
 FIRST_TEST = 3
 # Ritz vectors a certificate may take (``subspace.certified_bound``)
 RITZ = 3
