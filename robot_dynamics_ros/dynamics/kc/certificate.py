@@ -308,8 +308,9 @@ def certificate_for(model, location):
     on the range's link, and serves it when that payload is in the range
     (``covered_payload``; else None), with ``kc_global`` as the upper end
     and k_c at ``witness_q`` as the lower end. The document's bounds are
-    taken as they are stored (reading them costs milliseconds): ``verify`` is the full re-check, run where the
-    certificate is made or installed (``robot_dynamics_certify --verify``).
+    taken as they are stored (reading them is cheap; re-checking them is
+    not): ``verify`` is the full re-check, run where the certificate is
+    made or installed (``robot_dynamics_certify --verify``).
     """
     location = Path(location)
     if location.is_dir():

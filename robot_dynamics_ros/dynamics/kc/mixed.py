@@ -10,8 +10,8 @@ its mid-range). From the exact expansion ``sum_alpha C_alpha e^{i alpha .
 q}`` (revolute coordinates, orders -2..2), ``boxes.fourier_derivative_bounds``
 takes them as ``sum_alpha |alpha_l alpha_p| nu(C_alpha)`` and ``sum_alpha
 nu(C_alpha)``: the triangle inequality over 5^m terms, which loses every
-cancellation between them (3-4x above the sampled maximum on ur5's wrist
-pairs, 5-60x on panda's; 70x for panda's fingers).
+cancellation between them, and on a wrist most of the terms cancel
+(docs/coriolis_constant.md, "Certificates (computed once, offline)").
 
 Here instead: ``P(q) = ||D(q)||_F^2`` with ``D = d2 Gamma/dq_l dq_p`` (a
 *target* ``(l, p)``: the axes differentiated once each) or ``D = F`` (the
@@ -20,8 +20,8 @@ so its values on the grid of 9 angles per coordinate (``2 pi j / 9``) give
 its Fourier coefficients ``A_gamma`` exactly (a 9-point DFT per axis, no
 aliasing), and ``sup_q P(q) <= sum_gamma |A_gamma|``. Then ``N(D) <=
 ||D||_F <= sqrt(sum_gamma |A_gamma|)``: the coefficients of the square keep
-the cancellations (1.05-1.43x above the sampled maximum on ur5, 1.6-3.4x on
-panda; bench/diag_mixed_derivative_bounds.py).
+the cancellations (how close both come to the sampled maxima:
+bench/diag_mixed_derivative_bounds.py, docs/coriolis_constant.md).
 
 Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
 is off by at most ``entry_margin`` per entry, so D by at most ``W
