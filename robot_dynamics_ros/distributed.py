@@ -34,9 +34,10 @@ def local_cluster(workers: int) -> "distributed.LocalCluster":  # noqa: F821
     when bokeh is installed) on a free port: with ``dashboard_address=None``
     the scheduler still takes port 8787 and warns when another cluster (a
     second fleet, a certificate search) holds it. The workers' statistical
-    profiler (a look at the worker thread's stack every 10 ms, for the
-    dashboard) is off: it cost the certificate search 9% of its boxes
-    (docs/benchmarks.md)."""
+    profiler is off: it interrupts the worker thread many times a second to
+    sample its stack for the dashboard, time the search's units lose, and
+    nothing here reads those profiles (docs/benchmarks-archive.md, "K_c
+    certificates (archive)")."""
     import dask
     from distributed import LocalCluster
 

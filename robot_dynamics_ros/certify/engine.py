@@ -2,12 +2,11 @@
 local cluster started by ``robot_dynamics_ros.distributed.local_cluster``, as the
 fleet replay's).
 
-Chosen over Ray by measurement on this 2-core machine (``bench/bench_engines.py``,
-docs/benchmarks.md): a local cluster of 2 workers starts in about 4 s
-against 17 s, and the process tree idles at about 260 MB against 770 MB;
-Ray's overhead per task is lower (2.7 ms against 9 ms in a batch), but a
-unit of the search works for seconds, so either overhead is below 1% of
-it. Dask is also a pure-Python wheel. ``--scheduler ADDRESS`` connects to
+Dask rather than Ray: a unit of the search works for seconds, so either
+engine's overhead per task is small beside it, while the start of a local
+cluster and the memory its idle processes hold count on a small machine,
+and Dask's are the smaller (``bench/bench_engines.py``; docs/benchmarks.md,
+"Engines"). Dask is also a pure-Python wheel. ``--scheduler ADDRESS`` connects to
 a running ``dask scheduler`` (workers started with ``dask worker
 ADDRESS --nthreads 1``) instead of starting a local cluster.
 """
