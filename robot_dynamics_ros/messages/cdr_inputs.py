@@ -5,7 +5,8 @@ The node takes ``joint_states`` and ``odom`` as serialized messages
 conversion into Python messages costs more than the reading, most for a
 nav_msgs/Odometry (a dozen nested message objects) and for the joint names
 of a sensor_msgs/JointState (a new string for each of them in every
-message). Figures in docs/benchmarks.md ("The node's inputs as bytes").
+message). What it saves: docs/benchmarks-archive.md, "The node's inputs as
+bytes (issue 21, 2026-11-27)".
 
 CDR as ROS 2 writes it (OMG DDS-XTypes 1.3, Sec. 7.4.3.5, plain CDR): a
 4-byte encapsulation header (its second byte 1 for little endian, 0 for big

@@ -52,7 +52,8 @@ class JointStateMatcher:
 
         ``check_finite=False`` leaves NaN and inf to the caller: the node's
         dynamics kernels find them anyway (a ``StateError`` naming the
-        joint), and the check here cost it 1.4 us of its 28 per joint state.
+        joint), and a check here would be a second pass over the same values
+        on every joint state.
         q and qd are new arrays, C-contiguous float64: the dynamics' hot path.
         """
         names = msg.name

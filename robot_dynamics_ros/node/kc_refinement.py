@@ -13,13 +13,15 @@ only decreases and the lower end only increases (the refinement's contract,
 kept when an interval arrives: ``CoriolisConstantRefinement.merge``).
 
 A process, not a thread: a thread of the node's process shares its GIL, and
-every return of the refinement's compiled kernels to Python made the
-executor wait for it (in paired runs the node's compute time p99 reached
-5.4 ms and up to 14.5% of a 1 kHz stream was lost; with the process it stays
-as without refinement: docs/benchmarks.md). What the process still costs
-the node is the core it takes, on a 2-core machine. It runs at nice 10 (the
-node's choice); a thread at SCHED_IDLE was worse, as the executor then
-waited for the GIL of a descheduled thread.
+every return of the refinement's compiled kernels to Python would make the
+executor wait for it; a process leaves the node's compute time as it is
+without refinement (docs/benchmarks-archive.md, "The node while its
+refinement runs (archive)"). What the process still costs the node is the
+core it takes, which a small machine's control loop needs
+(docs/benchmarks.md, "With K_c refinement or a certificate"). It runs at
+nice 10 (the node's choice); not as a thread at SCHED_IDLE, whose GIL the
+executor would wait for while the scheduler keeps that thread off the
+cores.
 
 When the node serves another model (a new description or a payload swap),
 the worker moves to it at the end of its current step and the old model's
@@ -69,7 +71,8 @@ class KcRefiner:
 
     def refinement(self, model):
         """The model's refinement in this process, which the outputs read
-        (its first bound is computed here, in milliseconds, if not yet)."""
+        (its first bound is computed here, O(nb^3) without a search, if not
+        yet)."""
         return refinement_for(model, memory_limit_mb=self._memory_limit_mb)
 
     def stop(self, timeout: float = 5.0):
@@ -121,7 +124,7 @@ class KcRefiner:
                 return
             if self._process is None:
                 # started with the first model served, not with the node: its
-                # start (a Python with numpy and numba, ~1 s of CPU) does not
+                # start (a Python importing numpy and numba) does not
                 # compete with building that model
                 self._start_worker()
             try:

@@ -19,27 +19,29 @@ the stretch's lowest value becomes the new zero (so that an error of the
 period estimate cannot build up into losses). Losses are therefore counted
 ``CONFIRM_PERIODS`` periods of the stream after they happen.
 
-The period, measured again every ``WINDOW // 4`` joint states, is the mean
+The period, estimated again every ``WINDOW // 4`` joint states, is the mean
 of the stream's last ``WINDOW`` intervals that lie within half of their
 median, a median taken without the intervals under a tenth of their mean
 (a burst's). A queue that overflows still delivers runs of consecutive
 joint states (its depth of them at a time), so the median stays at the
 period until about 90% of the stream is lost; the mean then averages out
-the jitter (to ~0.1% of the period at +-15% jitter, where the median of 64
-intervals was ~2% off and let losses slip under the rounding).
+the jitter, its error falling as one over the square root of ``WINDOW``,
+where a median's error stays a sizeable share of the jitter and lets losses
+slip under the rounding (docs/benchmarks-archive.md, "Counting lost joint
+states from stamps").
 
 Each publisher's stream is judged on its own, told apart by its joint names
 (an arm's driver and a gripper's publish different ones): interleaved, one
 stream's stamps would make the other's intervals look like the period. At
 most ``MAX_STREAMS`` name lists are followed; others count nothing. Stamps
 that go back (publishers of the same names interleaved) count nothing and
-restart the stream: its period is measured again, over the ``WINDOW // 4``
+restart the stream: its period is estimated again, over the ``WINDOW // 4``
 joint states that follow, before anything counts; and so does a gap over
 ``MAX_GAP_NS`` (a stream paused or restarted, not a queue overflow).
 
 What stamps cannot tell: a publisher that skips samples (a timer that does
 not catch up) looks like a loss, and a publisher that slows down looks like
-losses until the period has been measured again (``WINDOW`` joint states).
+losses until the period has been estimated again (``WINDOW`` joint states).
 """
 
 from collections import deque
@@ -95,7 +97,7 @@ class _Stream:
         self.restart()
 
     def restart(self):
-        """A new grid, its period to be measured again (the publisher may
+        """A new grid, its period to be estimated again (the publisher may
         have restarted at another rate): nothing pending, no excess."""
         self.count = 0
         self.period = 0.0

@@ -26,8 +26,8 @@ class Throttle:
     """True at most once per ``period`` seconds (the first time, then once the
     period has passed): the node's throttled warnings, decided before the
     logger is called. rclpy's own ``throttle_duration_sec`` is applied only
-    after the logger has looked up its caller's frame and source line, about
-    0.5 ms per call even when the line is not printed: a node falling behind
+    after the logger has looked up its caller's frame and source line, on
+    every call even when the line is not printed: a node falling behind
     would pay that for every joint state it drops, and drop more."""
 
     def __init__(self, period: float):
