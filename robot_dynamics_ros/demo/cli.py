@@ -45,11 +45,11 @@ class Stream(Node):
     """A robot's description (latched) and, once ``ready()`` (the node serves
     a model), its samples at ``rate`` Hz.
 
-    Waiting for the node keeps its first model build (seconds; ~30 s of
-    compiling on a first run) out of the stream: joint states sent before it
-    could only be dropped (``no_model``). Sample k is due at start + k / rate
-    and stamped so, as a driver stamps a measurement with the time it was
-    taken. The timer only wakes the stream: a tick that comes late (the
+    Waiting for the node keeps its first model build (seconds; longer on a
+    first run, which compiles the kernels) out of the stream: joint states
+    sent before it could only be dropped (``no_model``). Sample k is due at
+    start + k / rate and stamped so, as a driver stamps a sample with the
+    time it was taken. The timer only wakes the stream: a tick that comes late (the
     simulation thread holds the GIL in bursts) sends the samples due by then,
     at most MAX_BURST of them, below the depth of the node's joint-state
     queue (10) that a larger burst would overflow (a late timer fires once,

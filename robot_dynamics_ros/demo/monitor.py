@@ -22,7 +22,7 @@ from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
 from robot_dynamics_ros.node.dynamics_node import NODE_NAME
 
 SWAP_AFTER_FIRST_OUTPUT = 5.0  # s, when the run has no --duration to take the middle of
-STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (a first run compiles ~30 s)
+STARTUP_LIMIT = 300.0  # s without any output before the demo gives up (ample for a first run's compile)
 # What rcl publishes /rosout with: a late subscriber still gets the lines before it.
 ROSOUT_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -73,7 +73,7 @@ def control_period(model, t: float, q, qd, h: float):
     classic fourth-order Runge-Kutta method in one step. M, C and g come from
     ``dynamics.all_terms``, the kernel the node runs for every joint state:
     a first run on a machine compiles it once for both (docs/benchmarks.md,
-    "The compile beside the build").
+    "First start").
     """
     q_d, qd_d, qdd_d = desired_motion(t, model.nv)
     mass, bias = _dynamics(model, q, qd)

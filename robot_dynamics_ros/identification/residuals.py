@@ -36,8 +36,8 @@ PERCENTILES = (50.0, 95.0, 99.0)
 class Differentiator:
     """Savitzky-Golay first derivative: ``window`` samples (odd), polynomial
     degree ``order`` (< window). The default, 31 samples of degree 3, spans
-    62 ms at 500 Hz: it passes motions up to a few hertz unchanged and averages
-    encoder quantization over 31 samples."""
+    a sixteenth of a second at 500 Hz: it passes motions up to a few hertz
+    unchanged and averages encoder quantization over 31 samples."""
 
     window: int = 31
     order: int = 3

@@ -6,9 +6,9 @@ package's DynamicsState and DynamicsModel registered from their ``.msg`` text
 Foxglove and PlotJuggler read them. The outputs are written as the bytes the
 node publishes (``outputs``, ``cdr.CdrTemplate``).
 
-The typestore deserializes one message in 15-30 us, as much as the dynamics
-of a 9-joint arm, so whole chunks go through numpy instead, with the typestore
-as the reference for each layout: ``decode_joint_states`` deserializes the
+The typestore deserializes a message into Python objects field by field,
+which costs as much as an arm's dynamics, so whole chunks go through numpy
+instead, with the typestore as the reference for each layout: ``decode_joint_states`` deserializes the
 first JointState of a chunk with the typestore, finds where its stamp and
 arrays lie, and reads every message whose other bytes (names, frame_id,
 lengths) are identical to it as array views; the others are left to the

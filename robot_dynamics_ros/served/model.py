@@ -23,8 +23,8 @@ from robot_dynamics_ros.dynamics.model.model import replace_payload
 from robot_dynamics_ros.dynamics.model.limits import MAX_URDF_BYTES, real_numbers
 from robot_dynamics_ros.dynamics.model.urdf import is_xml_text, read_urdf_file
 
-# robot_state_publisher descriptions of large robots stay well below 1 MB; a
-# limit keeps a hostile or corrupted message from costing seconds of parsing.
+# robot_state_publisher descriptions of large robots stay far below this; a
+# limit keeps a hostile or corrupted message from costing a long parse.
 MAX_DESCRIPTION_BYTES = MAX_URDF_BYTES
 
 # Entities are how "billion laughs" and external-file inclusion attacks get in;
