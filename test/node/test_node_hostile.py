@@ -18,7 +18,7 @@ from std_msgs.msg import String
 
 import robots
 import ros_harness as harness
-from test_node import HAND, HAND_PAYLOAD, inertia_msg, panda_node, payload_parameters
+from panda_node import HAND, HAND_PAYLOAD, inertia_msg, panda_node, payload_parameters
 
 GOOD_INERTIA = [0.01, 0.0, 0.0, 0.01, 0.0, 0.01]
 RUNTIME = ["publish_christoffel", "payload.link", "payload.mass", "payload.com", "payload.inertia"]

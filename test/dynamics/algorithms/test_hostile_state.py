@@ -11,7 +11,7 @@ StateError; a good call afterwards still matches Pinocchio.
 import numpy as np
 import pytest
 
-from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, rel_err
+from robots import rel_err
 
 from robot_dynamics_ros.dynamics import (
     DynamicsError, StateError, all_terms, christoffel_symbols, coriolis_bounds, coriolis_matrix,
@@ -19,10 +19,8 @@ from robot_dynamics_ros.dynamics import (
 
 
 @pytest.fixture(scope="module")
-def panda():
-    path = example_robot_urdf("panda")
-    model = load_urdf(path)
-    return model, PinocchioOracle(load_pinocchio(path), model.joint_names)
+def panda(model_and_oracle):
+    return model_and_oracle("panda")
 
 
 def _still_serves(model, oracle):
