@@ -1,7 +1,7 @@
 """Offline bag replay throughput: joint states per second for panda, bag in and bag out.
 
 A 60 s, 500 Hz panda bag (30,000 joint states, the test trajectory of
-test/test_replay.py) in sqlite3 and in MCAP, replayed end to end by
+test/replay/test_replay.py) in sqlite3 and in MCAP, replayed end to end by
 ``robot_dynamics_replay`` (reading, decoding, dynamics, encoding, writing,
 model load and the model's first K_c bound included; no refinement,
 ``--kc-time-budget 0``). Then where the time goes,

@@ -2,7 +2,7 @@
 
     python bench/bench_stamp_gaps.py [--seeds 10] [--samples 20000]
 
-Simulated 500 Hz streams (test/stamp_streams.py): jittery stamps, a
+Simulated 500 Hz streams (test/support/stamp_streams.py): jittery stamps, a
 publisher that falls behind and catches up in bursts, one that catches up
 8 samples a tick; each healthy, then with 1% and 5% of its joint states
 lost at random. Prints the losses injected and counted (sums over the

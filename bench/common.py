@@ -1,6 +1,6 @@
 """Shared pieces of the benchmarks: robots, Pinocchio twins, timing.
 
-Robots come from the test helpers (test/robots.py), so benchmarks and tests
+Robots come from the test helpers (test/support/robots.py), so benchmarks and tests
 run on the same URDFs.
 """
 import os

@@ -1,7 +1,7 @@
 """Write a sample rosbag2 bag to try the replay on: panda, 60 s at 500 Hz.
 
 The bag holds /robot_description and /joint_states of the test trajectory
-(test/test_replay.py: every joint on a sine inside its limits, names in a
+(test/replay/test_replay.py: every joint on a sine inside its limits, names in a
 driver's order plus one unmodelled joint). Usage:
     python bench/make_sample_bag.py OUTPUT_BAG [--storage mcap|sqlite3]
 """

@@ -3,7 +3,7 @@ payload the demo puts on midway (``demo_monitor.PUMA.payload``), made by
 ``robot_dynamics_certify`` into ``robot_dynamics_ros/certificates/``, where
 the demo's node and its simulated PUMA find them by model hash
 (``demo_puma.CERTIFICATES``). Run it again when the PUMA, the demo's payload
-or the certificate method changes (``test/test_demo_certificates.py`` fails
+or the certificate method changes (``test/demo/test_demo_certificates.py`` fails
 until then):
 
     .venv/bin/python scripts/demo_certificates.py [--workers N]
