@@ -12,7 +12,7 @@ it), compiled with the flags and libraries CMake gives each target. Done in
 one process, the generators' interpreter, imports and IDL grammar are paid
 once instead of six times, and there is no CMake configure (whose
 FindPython alone starts Python 17 times): about 9 s of CPU instead of 15,
-what a first demo waits for (docs/benchmarks.md, "The messages without
+what a first demo waits for (docs/benchmarks-archive.md, "The messages without
 CMake").
 
 The IDL the generators read has the ``.msg`` comments taken out: Python's

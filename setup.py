@@ -69,7 +69,7 @@ class BuildWithMessages(build_py):
         # the compilers' defaults, as colcon builds a package unless told
         # otherwise: the generated code converts and (de)serializes messages
         # field by field, and the node publishes bytes it serializes itself
-        # (messages/cdr.py), so optimizing it buys nothing measurable (docs/benchmarks.md,
+        # (messages/cdr.py), so optimizing it buys nothing measurable (docs/benchmarks-archive.md,
         # "A cheaper build of the messages")
         build_messages.build(ROOT, prefix, build, stage, CONSOLE_SCRIPTS, os.cpu_count() or 1)
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"

@@ -23,7 +23,7 @@ case "$cmd" in
   *) echo "usage: scripts/run.sh demo|replay|certify|test|bench [args]" >&2; exit 2 ;;
 esac
 # The requirements go in with uv (pinned in constraints.txt), which fetches
-# and unpacks wheels in parallel (docs/benchmarks.md, "A lighter cold
+# and unpacks wheels in parallel (docs/benchmarks-archive.md, "A lighter cold
 # start"). The machine's pip puts uv into a venv made without pip
 # (ensurepip's pip costs 5 s more); without it, the venv gets pip to do so.
 if [ ! -x "$venv/bin/uv" ]; then

@@ -49,7 +49,7 @@ from robot_dynamics_ros.served.model import ServedModel, read_description_file
 NODE_NAME = "robot_dynamics"
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
 WAITING_LOG_PERIOD = 5.0  # s between "waiting for a robot model" lines
-COMPILING = " (a first run on a machine also compiles the numba kernels, ~30 s)"
+COMPILING = " (a first run on a machine also compiles the numba kernels)"
 
 # As robot_state_publisher publishes it: late joiners get the last description.
 DESCRIPTION_QOS = QoSProfile(
@@ -268,7 +268,7 @@ class DynamicsNode(Node):
 
     def destroy_node(self):
         # Within launch's 5 s between SIGINT and SIGTERM: a model still being
-        # built (a first run compiles for tens of seconds) is abandoned with
+        # built (a first run compiles the kernels) is abandoned with
         # its daemon thread, and the refinement's process is killed if it
         # does not stop at once.
         self._service.stop(timeout=1.0)
