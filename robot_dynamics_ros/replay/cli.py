@@ -42,6 +42,8 @@ PROG = "robot_dynamics_replay"
 
 
 def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    """The replay's arguments, checked (``parser.error`` exits with the
+    usage and the reason): the bags of INPUT found and OUTPUT split off."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
@@ -52,6 +54,15 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
             "stored in the bag). Each DynamicsState has its input's bag time and copies its "
             "header stamp."),
     )
+    for add_arguments in (_model_arguments, _output_arguments, _analysis_arguments, _fleet_arguments):
+        add_arguments(parser)
+    args = parser.parse_args(argv)
+    _check_args(parser, args)
+    return args
+
+
+def _model_arguments(parser):
+    """The bags, and the model and joint states to take from them, as the node's parameters."""
     parser.add_argument("paths", nargs="+", metavar="INPUT", type=str,
                         help="a bag (directory or .db3/.mcap file), then optionally OUTPUT_BAG: a new "
                         "bag directory (must not exist; optional with --csv, --plot, --residuals or "
@@ -75,6 +86,11 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help="floating base: a joint state takes the newest odometry received "
                         "before it and stamped within this many seconds of it, as the node's "
                         "base_state_timeout (default: %(default)s)")
+
+
+def _output_arguments(parser):
+    """What is written: the output bag's contents and storage, the plot, the
+    table, and the K_c interval every message carries."""
     parser.add_argument("--christoffel", action="store_true",
                         help="fill DynamicsState.christoffel_symbols (node parameter publish_christoffel)")
     parser.add_argument("--storage", choices=sorted(bags.STORAGES),
@@ -90,6 +106,11 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help="without a certificate, seconds to tighten the guaranteed K_c interval "
                         "before replaying, so every message carries the final one (default: "
                         "%(default)s, the first guaranteed bound)")
+
+
+def _analysis_arguments(parser):
+    """The analyses of the measured efforts: residuals and payload
+    identification, with the Savitzky-Golay derivative they take qdd from."""
     parser.add_argument("--residuals", action="store_true",
                         help="measured efforts minus ID(q, qd, qdd), qdd by a Savitzky-Golay derivative "
                         "of qd: a summary, per-joint statistics beside --csv (<stem>_residuals.csv) and "
@@ -101,12 +122,21 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help="Savitzky-Golay window for accelerations, odd (default: %(default)s)")
     parser.add_argument("--sg-order", type=int, default=3, metavar="DEGREE",
                         help="Savitzky-Golay polynomial degree (default: %(default)s)")
+
+
+def _fleet_arguments(parser):
+    """Where a fleet of bags runs, and the terminal output."""
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="fleet: a Dask scheduler to run on (default: a local cluster)")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="fleet: worker processes of the local cluster (default: one per core)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and summary")
-    args = parser.parse_args(argv)
+
+
+def _check_args(parser, args):
+    """Sets ``args.inputs``, ``args.fleet``, ``args.input`` and
+    ``args.output`` from the paths; ``parser.error`` for paths that name no
+    bag, nothing to write, and settings out of range."""
     try:
         inputs, args.output = split_output(args.paths)
         args.inputs, args.fleet = find_bags(inputs)
@@ -126,7 +156,6 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     if not 0.0 <= args.kc_time_budget < float("inf"):
         parser.error(f"--kc-time-budget must be a number of seconds >= 0, got {args.kc_time_budget}")
-    return args
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

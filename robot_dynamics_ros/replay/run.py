@@ -144,6 +144,10 @@ def served_certificate(model, location) -> str:
 
 def run(reader, connections, served: ServedModel, base_states, args, staged: StagedOutputs, kc,
         kc_source: str, certificate: str = "") -> dict:
+    """Replay the joint states of ``connections`` into the staged outputs
+    (the bag, the CSV table, the plot) and analyse their efforts; returns
+    the summary (``replay`` adds the K_c interval to it). A failed output
+    bag is aborted, the CSV file closed either way."""
     storage = args.storage or bags.storage_of(args.input)
     writer = bags.open_writer(staged.bag(args.output), storage) if args.output else None
     csv_handle = open(staged.file(args.csv), "w") if args.csv else None
@@ -153,68 +157,12 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
         table = CsvTable(csv_handle, served) if csv_handle else None
         series = PlotSeries() if args.plot else None
         efforts = EffortSeries() if args.residuals or args.identify_payload else None
-        writes = bool(streams or table or series)
-        matcher = JointStateMatcher(served.model.joint_names)
-        dropped, reasons = Counter(), {}
-        total = sum(c.msgcount for c in connections)
-        progress = progress_bar(total, not args.quiet)
-        processed = read = 0
-        times_span = []  # bag times of the first and last joint state replayed
+        outputs = _ChunkOutputs(streams, table, series)
+        progress = progress_bar(sum(c.msgcount for c in connections), not args.quiet)
         start = time.perf_counter()
-
-        def finish(chunk):
-            """Write a chunk whose outputs were computed on the side thread."""
-            nonlocal processed
-            outputs, times, stamps, frames, q, qd = chunk
-            try:
-                outputs = outputs.result() if outputs is not None else None
-            # The node drops such a joint state; offline, a numerics
-            # failure is reported rather than left as a hole in the output.
-            except (ValueError, ArithmeticError) as error:
-                raise ReplayError(
-                    f"the dynamics failed on the joint states at bag times {times[0]} to "
-                    f"{times[-1]} ns: {type(error).__name__}: {error}") from error
-            if streams:
-                streams.write(times, stamps, frames, q, qd, outputs)
-            if table:
-                table.write(times, stamps, q, qd, outputs)
-            if series:
-                series.add(times, qd, outputs)
-            processed += len(times)
-            times_span[:] = [times[0] if not times_span else times_span[0], times[-1]]
-
-        # The numerics release the GIL: chunk k + 1 is computed while chunk k
-        # is encoded and written (rosbags' writer is Python, one core).
-        pending = None
-        try:
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay") as ahead:
-                for times, raws in bags.read_chunks(reader, connections, CHUNK, args.input):
-                    read += len(raws)
-                    if efforts is not None and not base_states:
-                        times, stamps, q, qd, effort = match_chunk(matcher, times, raws, dropped, reasons,
-                                                                   args.input, efforts=True)
-                        efforts.add(stamps, q, qd, effort)
-                    else:
-                        times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
-                    frames = None
-                    if base_states:
-                        times, stamps, frames, q, qd = base_states.pair(
-                            times, stamps, q, qd, dropped, reasons)
-                    # only --residuals or --identify-payload: no per-state dynamics to compute
-                    future = (ahead.submit(compute_outputs, served.model, q, qd, args.christoffel)
-                              if writes else None)
-                    chunk = (future, times, stamps, frames, q, qd) if len(times) else None
-                    if pending:
-                        finish(pending)
-                    pending = chunk
-                    progress.update(len(raws))
-                if pending:
-                    finish(pending)
-        finally:
-            progress.close()
-        if base_states:
-            dropped.update(base_states.refused())
-        if processed == 0:
+        read, dropped, reasons = _replay_chunks(reader, connections, served, base_states, args, efforts,
+                                                outputs, progress)
+        if outputs.processed == 0:
             why = "; ".join(f"{kind}: {reason}" for kind, reason in reasons.items())
             raise ReplayError(f"none of the {read} joint states on {args.joint_states} matches "
                               f"the model {served.model.name!r} ({why or 'no messages'})")
@@ -235,6 +183,96 @@ def run(reader, connections, served: ServedModel, base_states, args, staged: Sta
     if series:
         series.save(staged.file(args.plot), args.plot_format, served.coordinates,
                     f"{served.model.name}, {args.input.name}", analysis["residuals"])
-    return {"read": read, "processed": processed, "dropped": dict(dropped), "reasons": reasons,
+    return {"read": read, "processed": outputs.processed, "dropped": dict(dropped), "reasons": reasons,
             "seconds": elapsed, "storage": storage, "topics": output_topics(), "warnings": warnings,
-            "duration": (times_span[1] - times_span[0]) / 1e9 if times_span else 0.0, **analysis}
+            "duration": outputs.duration, **analysis}
+
+
+class _ChunkOutputs:
+    """The per-state outputs of one replay (the bag's streams, the CSV
+    table, the plot series; each None when not asked for), written a chunk
+    at a time, with the count of joint states written and the bag times of
+    the first and last."""
+
+    def __init__(self, streams, table, series):
+        self.streams = streams
+        self.table = table
+        self.series = series
+        self.processed = 0
+        self.times_span = []  # bag times of the first and last joint state replayed
+
+    @property
+    def writes(self) -> bool:
+        """Something takes the per-state dynamics (else only --residuals or
+        --identify-payload: no per-state dynamics to compute)."""
+        return bool(self.streams or self.table or self.series)
+
+    @property
+    def duration(self) -> float:
+        """Seconds of bag time from the first joint state written to the last."""
+        return (self.times_span[1] - self.times_span[0]) / 1e9 if self.times_span else 0.0
+
+    def finish(self, chunk):
+        """Write a chunk whose outputs were computed on the side thread."""
+        outputs, times, stamps, frames, q, qd = chunk
+        try:
+            outputs = outputs.result() if outputs is not None else None
+        # The node drops such a joint state; offline, a numerics
+        # failure is reported rather than left as a hole in the output.
+        except (ValueError, ArithmeticError) as error:
+            raise ReplayError(
+                f"the dynamics failed on the joint states at bag times {times[0]} to "
+                f"{times[-1]} ns: {type(error).__name__}: {error}") from error
+        if self.streams:
+            self.streams.write(times, stamps, frames, q, qd, outputs)
+        if self.table:
+            self.table.write(times, stamps, q, qd, outputs)
+        if self.series:
+            self.series.add(times, qd, outputs)
+        self.processed += len(times)
+        self.times_span[:] = [times[0] if not self.times_span else self.times_span[0], times[-1]]
+
+
+def _replay_chunks(reader, connections, served: ServedModel, base_states, args, efforts,
+                  outputs: _ChunkOutputs, progress):
+    """Read the joint states in chunks of ``CHUNK``, match them to the
+    model (and, floating base, to the odometry), add them to ``efforts``
+    and write their outputs (``outputs.finish``); returns (joint states
+    read, dropped per kind, a reason per kind). ``progress`` is closed at
+    the end.
+
+    The numerics release the GIL: chunk k + 1 is computed on a side thread
+    while chunk k is encoded and written (rosbags' writer is Python, one
+    core)."""
+    dropped, reasons = Counter(), {}
+    read = 0
+    pending = None
+    try:
+        matcher = JointStateMatcher(served.model.joint_names)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay") as ahead:
+            for times, raws in bags.read_chunks(reader, connections, CHUNK, args.input):
+                read += len(raws)
+                if efforts is not None and not base_states:
+                    times, stamps, q, qd, effort = match_chunk(matcher, times, raws, dropped, reasons,
+                                                               args.input, efforts=True)
+                    efforts.add(stamps, q, qd, effort)
+                else:
+                    times, stamps, q, qd = match_chunk(matcher, times, raws, dropped, reasons, args.input)
+                frames = None
+                if base_states:
+                    times, stamps, frames, q, qd = base_states.pair(
+                        times, stamps, q, qd, dropped, reasons)
+                future = (ahead.submit(compute_outputs, served.model, q, qd, args.christoffel)
+                          if outputs.writes else None)
+                chunk = (future, times, stamps, frames, q, qd) if len(times) else None
+                if pending:
+                    outputs.finish(pending)
+                pending = chunk
+                progress.update(len(raws))
+            if pending:
+                outputs.finish(pending)
+    finally:
+        progress.close()
+    if base_states:
+        dropped.update(base_states.refused())
+    return read, dropped, reasons
