@@ -227,18 +227,7 @@ def identify_payload(model, link: str, q: np.ndarray, qd: np.ndarray, qdd: np.nd
     bare = model.with_payload(link, 0.0, np.zeros(3), np.zeros((3, 3)))
     y = effort - dynamics.inverse_dynamics(bare, q, qd, qdd)  # (N, n)
     regress = regressor(bare, link, q, qd, qdd)  # (N, n, 10)
-    n = y.shape[1]
-    # First an unweighted fit for each joint's noise level, then weighted.
-    phi, _, _, _ = _weighted_solve(regress.reshape(-1, 10), y.reshape(-1))
-    noise = np.std(y - regress @ phi, axis=0)
-    noise = np.where(noise > 0, noise, max(float(noise.max()), 1e-12))
-    weights = 1.0 / noise
-    a = (regress * weights[None, :, None]).reshape(-1, 10)
-    b = (y * weights[None, :]).reshape(-1)
-    phi, cov, null, cond = _weighted_solve(a, b)
-    dof = max(a.shape[0] - 10, 1)
-    variance = float(np.sum((b - a @ phi) ** 2) / dof)  # ~1 when the weights are right
-    cov = cov * variance
+    phi, cov, null, cond, noise = _weighted_fit(regress, y)
     notes = []
     consistent = project_physical(phi)
     moved = float(np.linalg.norm(consistent - phi))
@@ -248,41 +237,77 @@ def identify_payload(model, link: str, q: np.ndarray, qd: np.ndarray, qdd: np.nd
     seen = {p: bool(np.all(np.abs(null[k]) < NULL_SHARE)) for k, p in enumerate(PARAMETERS)}
     half = Z95 * np.sqrt(np.maximum(np.diag(cov), 0.0))
     mass_value, com_value, inertia_value = to_payload(consistent)
+    mass = _mass(phi, consistent, half, mass_value, seen, precision)
+    com = _centre_of_mass(consistent, cov, com_value, mass, seen, precision)
+    inertia = _inertia(consistent, cov, inertia_value, com, seen, precision)
+    return PayloadEstimate(link, len(q), mass, com, inertia, consistent, half, cond, seen, moved, noise, notes)
 
-    def unseen(indices):
-        return [PARAMETERS[k] for k in indices if not seen[PARAMETERS[k]]]
 
-    # mass
-    if unseen([0]):
-        mass = Quantity(None, None, "the trajectory does not excite the mass (" + ", ".join(unseen([0]))
+def _weighted_fit(regress: np.ndarray, y: np.ndarray):
+    """(phi, covariance, null-space basis, condition number, noise per
+    joint) of ``y`` (N, n) = ``regress`` (N, n, 10) phi + noise: first an
+    unweighted fit for each joint's noise level, then the fit weighted by
+    its inverse, whose covariance is scaled by the residual variance (~1
+    when the weights are right)."""
+    phi, _, _, _ = _weighted_solve(regress.reshape(-1, 10), y.reshape(-1))
+    noise = np.std(y - regress @ phi, axis=0)
+    noise = np.where(noise > 0, noise, max(float(noise.max()), 1e-12))
+    weights = 1.0 / noise
+    a = (regress * weights[None, :, None]).reshape(-1, 10)
+    b = (y * weights[None, :]).reshape(-1)
+    phi, cov, null, cond = _weighted_solve(a, b)
+    dof = max(a.shape[0] - 10, 1)
+    variance = float(np.sum((b - a @ phi) ** 2) / dof)  # ~1 when the weights are right
+    return phi, cov * variance, null, cond, noise
+
+
+def _unseen(seen: Dict[str, bool], indices) -> List[str]:
+    """The parameters among ``indices`` (of ``PARAMETERS``) the data does not see."""
+    return [PARAMETERS[k] for k in indices if not seen[PARAMETERS[k]]]
+
+
+def _mass(phi, consistent, half, mass_value, seen, precision) -> Quantity:
+    """The mass, unless the data does not see it, the projection onto
+    consistent parameters moves it outside its interval, or its interval is
+    wider than ``precision["mass_relative"]`` of it."""
+    if _unseen(seen, [0]):
+        return Quantity(None, None, "the trajectory does not excite the mass (" + ", ".join(_unseen(seen, [0]))
                         + " lies in the regressor's null space)")
-    elif abs(consistent[0] - phi[0]) > half[0] + 1e-9 * abs(phi[0]):
-        mass = Quantity(None, None, f"the least-squares estimate ({phi[0]:.3g} kg with the other parameters) "
+    if abs(consistent[0] - phi[0]) > half[0] + 1e-9 * abs(phi[0]):
+        return Quantity(None, None, f"the least-squares estimate ({phi[0]:.3g} kg with the other parameters) "
                         f"is not physically consistent, and the nearest consistent one moves the mass "
                         f"to {consistent[0]:.3g} kg, outside its interval")
-    elif consistent[0] <= 0 or half[0] > precision["mass_relative"] * consistent[0]:
-        mass = Quantity(None, None, f"95% interval {phi[0]:.3g} +- {half[0]:.2g} kg is wider than "
+    if consistent[0] <= 0 or half[0] > precision["mass_relative"] * consistent[0]:
+        return Quantity(None, None, f"95% interval {phi[0]:.3g} +- {half[0]:.2g} kg is wider than "
                         f"{100 * precision['mass_relative']:g}% of the estimate")
-    else:
-        mass = Quantity(np.float64(mass_value), np.float64(half[0]))
-    # centre of mass: c = h / m, interval by the delta method
+    return Quantity(np.float64(mass_value), np.float64(half[0]))
+
+
+def _centre_of_mass(consistent, cov, com_value, mass: Quantity, seen, precision) -> Quantity:
+    """The centre of mass c = h / m, its interval by the delta method; it
+    needs the mass, and every half-width within ``precision["com_m"]``."""
     jac = np.zeros((3, 10))
     if consistent[0] > 0:
         jac[:, 0] = -consistent[1:4] / consistent[0] ** 2
         jac[:, 1:4] = np.eye(3) / consistent[0]
     com_half = Z95 * np.sqrt(np.maximum(np.diag(jac @ cov @ jac.T), 0.0))
     if not mass.identified:
-        com = Quantity(None, None, "it needs the mass, which is not identifiable")
-    elif unseen(range(1, 4)):
-        com = Quantity(None, None, "the trajectory does not excite " + ", ".join(unseen(range(1, 4)))
-                       + " (a static or slow trajectory sees the CoM only across gravity); "
-                       "move more joints, with accelerations, in several orientations")
-    elif np.any(com_half > precision["com_m"]):
-        com = Quantity(None, None, "95% interval half-widths " + ", ".join(f"{w * 1000:.1f}" for w in com_half)
-                       + f" mm exceed {precision['com_m'] * 1000:g} mm")
-    else:
-        com = Quantity(com_value, com_half)
-    # inertia about the CoM: interval by the delta method (numerical Jacobian)
+        return Quantity(None, None, "it needs the mass, which is not identifiable")
+    if _unseen(seen, range(1, 4)):
+        return Quantity(None, None, "the trajectory does not excite " + ", ".join(_unseen(seen, range(1, 4)))
+                        + " (a static or slow trajectory sees the CoM only across gravity); "
+                        "move more joints, with accelerations, in several orientations")
+    if np.any(com_half > precision["com_m"]):
+        return Quantity(None, None, "95% interval half-widths " + ", ".join(f"{w * 1000:.1f}" for w in com_half)
+                        + f" mm exceed {precision['com_m'] * 1000:g} mm")
+    return Quantity(com_value, com_half)
+
+
+def _inertia(consistent, cov, inertia_value, com: Quantity, seen, precision) -> Quantity:
+    """The inertia about the centre of mass (six values), its interval by
+    the delta method with a numerical Jacobian; it needs the centre of
+    mass, and every half-width within ``precision["inertia_relative"]`` of
+    the largest principal moment."""
     six = lambda p: to_payload(p)[2][[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]  # noqa: E731
     step = 1e-6 * np.maximum(np.abs(consistent), 1e-3)
     jac = np.column_stack([(six(consistent + step[k] * np.eye(10)[k]) - six(consistent - step[k] * np.eye(10)[k]))
@@ -290,13 +315,11 @@ def identify_payload(model, link: str, q: np.ndarray, qd: np.ndarray, qdd: np.nd
     inertia_half = Z95 * np.sqrt(np.maximum(np.diag(jac @ cov @ jac.T), 0.0))
     principal = np.linalg.eigvalsh(inertia_value).max()
     if not com.identified:
-        inertia = Quantity(None, None, "it needs the centre of mass, which is not identifiable")
-    elif unseen(range(4, 10)):
-        inertia = Quantity(None, None, "the trajectory does not excite " + ", ".join(unseen(range(4, 10))))
-    elif np.any(inertia_half > precision["inertia_relative"] * max(principal, 1e-12)):
-        inertia = Quantity(None, None, f"95% interval half-widths up to {inertia_half.max():.2g} kg m^2 exceed "
-                           f"{100 * precision['inertia_relative']:g}% of the largest principal moment "
-                           f"({principal:.2g} kg m^2): the motion is too slow to see so small an inertia")
-    else:
-        inertia = Quantity(six(consistent), inertia_half)
-    return PayloadEstimate(link, len(q), mass, com, inertia, consistent, half, cond, seen, moved, noise, notes)
+        return Quantity(None, None, "it needs the centre of mass, which is not identifiable")
+    if _unseen(seen, range(4, 10)):
+        return Quantity(None, None, "the trajectory does not excite " + ", ".join(_unseen(seen, range(4, 10))))
+    if np.any(inertia_half > precision["inertia_relative"] * max(principal, 1e-12)):
+        return Quantity(None, None, f"95% interval half-widths up to {inertia_half.max():.2g} kg m^2 exceed "
+                        f"{100 * precision['inertia_relative']:g}% of the largest principal moment "
+                        f"({principal:.2g} kg m^2): the motion is too slow to see so small an inertia")
+    return Quantity(six(consistent), inertia_half)
