@@ -99,47 +99,110 @@ def certify(model, *, gap=1.05, time_budget=np.inf, client, workers, checkpoint_
     parts = searched_parts(model)
     started = time.monotonic()
     if checkpoint.exists():
-        meta = checkpoint.meta()
-        if meta["model_hash"] != model_hash(model):
-            raise CheckpointMismatch(f"checkpoint {checkpoint_dir} is of another model ({meta['model_name']}); "
-                                     "remove it or give another --checkpoint")
-        if meta["gap"] != gap:
-            raise CheckpointMismatch(f"checkpoint {checkpoint_dir} is a search to gap {meta['gap']}, "
-                                     f"not {gap}; give --gap {meta['gap']} to resume it")
-        setups = [checkpoint.setup(number) for number in range(len(parts))]
-        states = [PartState(p["m"], p["lower"], p["witness"]) for p in meta["parts"]]
-        seq, counters = checkpoint.load(states)
+        meta, setups, states, seq, counters = _resume(checkpoint, checkpoint_dir, model, gap, len(parts))
     else:
         meta, setups, states = _start(client, model, gap, checkpoint, progress)
         seq, counters = -1, {"units": 0, "boxes": 0}
-    spent_before = meta.get("seconds", 0.0)
-    remote_models = ([client.scatter(model, broadcast=True)] if len(parts) == 1 else
-                     [client.scatter(part, broadcast=True) for part, _ in parts])
-    remote_setups = [client.scatter(setup, broadcast=True) for setup in setups]
-    in_flight = {}
-    last_snapshot = time.monotonic()
-    rate_boxes, rate_since = 0, time.monotonic()
-    merged_here = 0
+    search = _Search(model, parts, meta, setups, states, checkpoint, seq, counters,
+                     started=started, gap=gap, time_budget=time_budget, progress=progress)
+    if not search.run(client, workers, unit_seconds, stop_after_units):
+        return None
+    search.snapshot()
+    search.show(final=True)
+    return search.document(workers, unit_seconds)
 
-    def elapsed():
-        return spent_before + time.monotonic() - started
 
-    def interval():
-        uppers = [_part_upper(p, s, setup, part_model)
-                  for p, s, setup, (part_model, _) in zip(meta["parts"], states, setups, parts)]
-        return combined_lower(model, parts, states), combined_upper(uppers)
+def _resume(checkpoint, checkpoint_dir, model, gap, count):
+    """(meta, setups, states, seq, counters) of the search in ``checkpoint``
+    (``count`` parts); ``CheckpointMismatch`` when it is of another model or
+    another gap."""
+    meta = checkpoint.meta()
+    if meta["model_hash"] != model_hash(model):
+        raise CheckpointMismatch(f"checkpoint {checkpoint_dir} is of another model ({meta['model_name']}); "
+                                 "remove it or give another --checkpoint")
+    if meta["gap"] != gap:
+        raise CheckpointMismatch(f"checkpoint {checkpoint_dir} is a search to gap {meta['gap']}, "
+                                 f"not {gap}; give --gap {meta['gap']} to resume it")
+    setups = [checkpoint.setup(number) for number in range(count)]
+    states = [PartState(p["m"], p["lower"], p["witness"]) for p in meta["parts"]]
+    seq, counters = checkpoint.load(states)
+    return meta, setups, states, seq, counters
 
-    def show(final=False):
-        lower, upper = interval()
-        boxes = [p for p, m in zip(states, meta["parts"]) if m["kind"] == "boxes"]
+
+class _Search:
+    """One run of the search (steps 2 and 3 of the module docstring): the
+    parts' states, the units in flight, the checkpoint they are logged to,
+    the clock (with the seconds of the runs before a resume) and the
+    progress line."""
+
+    def __init__(self, model, parts, meta, setups, states, checkpoint, seq, counters, *,
+                 started, gap, time_budget, progress):
+        self.model, self.parts, self.meta, self.setups, self.states = model, parts, meta, setups, states
+        self.checkpoint, self.seq, self.counters = checkpoint, seq, counters
+        self.started, self.gap, self.time_budget, self.progress = started, gap, time_budget, progress
+        self.spent_before = meta.get("seconds", 0.0)
+        self.in_flight = {}  # future -> (part number, keys, levels, index)
+        self.merged_here = 0
+
+    def elapsed(self):
+        """Seconds of search: this run's since ``started`` and the runs' before a resume."""
+        return self.spent_before + time.monotonic() - self.started
+
+    def interval(self):
+        """(lower, upper) of K_c now: k_c at the parts' witnesses put
+        together, and the parts' upper ends combined."""
+        uppers = [_part_upper(p, s, setup, part_model) for p, s, setup, (part_model, _)
+                  in zip(self.meta["parts"], self.states, self.setups, self.parts)]
+        return combined_lower(self.model, self.parts, self.states), combined_upper(uppers)
+
+    def show(self, final=False):
+        lower, upper = self.interval()
+        boxes = [p for p, m in zip(self.states, self.meta["parts"]) if m["kind"] == "boxes"]
         settled = min((s.settled_volume for s in boxes), default=1.0)
-        rate = rate_boxes / max(1e-9, time.monotonic() - rate_since)
-        progress.show(lower=lower, upper=upper, gap=gap, open_boxes=sum(len(s.open) for s in states),
-                      rate=rate, settled=settled, elapsed=elapsed(), budget=time_budget, final=final)
+        rate = self.rate_boxes / max(1e-9, time.monotonic() - self.rate_since)
+        self.progress.show(lower=lower, upper=upper, gap=self.gap,
+                           open_boxes=sum(len(s.open) for s in self.states), rate=rate, settled=settled,
+                           elapsed=self.elapsed(), budget=self.time_budget, final=final)
 
-    while True:
-        budget_left = elapsed() < time_budget
-        while budget_left and len(in_flight) < 2 * workers:
+    def snapshot(self):
+        """The whole state to the checkpoint, with the seconds spent so far."""
+        self.meta["seconds"] = self.elapsed()
+        self.checkpoint.write_meta(self.meta)
+        self.checkpoint.snapshot(self.seq, self.states, self.counters)
+
+    def run(self, client, workers, unit_seconds, stop_after_units):
+        """Keep twice as many units as workers in flight, merge each result,
+        until no box is open or the time budget is spent; a snapshot every
+        ``_SNAPSHOT_EVERY`` seconds. False when stopped after
+        ``stop_after_units`` merged units (the units in flight cancelled)."""
+        model, parts = self.model, self.parts
+        remote_models = ([client.scatter(model, broadcast=True)] if len(parts) == 1 else
+                         [client.scatter(part, broadcast=True) for part, _ in parts])
+        remote_setups = [client.scatter(setup, broadcast=True) for setup in self.setups]
+        last_snapshot = time.monotonic()
+        self.rate_boxes, self.rate_since = 0, time.monotonic()
+        while True:
+            if self.elapsed() < self.time_budget:
+                self._submit(client, remote_models, remote_setups, workers, unit_seconds)
+            if not self.in_flight:
+                return True
+            done, _ = wait(list(self.in_flight), return_when="FIRST_COMPLETED")
+            self._merge(done)
+            if stop_after_units is not None and self.merged_here >= stop_after_units:
+                for future in self.in_flight:
+                    future.cancel()
+                return False
+            if time.monotonic() - last_snapshot > _SNAPSHOT_EVERY:
+                self.snapshot()
+                last_snapshot = time.monotonic()
+            self.show()
+
+    def _submit(self, client, remote_models, remote_setups, workers, unit_seconds):
+        """New units until 2 ``workers`` are in flight, each from the part
+        whose open box has the largest bound: its share of that part's open
+        boxes, at most ``_BOXES_PER_UNIT``."""
+        states = self.states
+        while len(self.in_flight) < 2 * workers:
             open_parts = [n for n, s in enumerate(states) if len(s.open) > len(s.in_flight)]
             if not open_parts:
                 break
@@ -148,62 +211,56 @@ def certify(model, *, gap=1.05, time_budget=np.inf, client, workers, checkpoint_
             share = (len(state.open) - len(state.in_flight)) // (2 * workers)
             levels, index, bounds, axes, keys = state.take(max(1, min(_BOXES_PER_UNIT, share)))
             future = client.submit(_unit, remote_models[number], remote_setups[number], levels, index, bounds,
-                                   axes, meta["parts"][number]["threshold"], unit_seconds, pure=False)
-            in_flight[future] = (number, keys, levels, index)
-        if not in_flight:
-            break
-        done, _ = wait(list(in_flight), return_when="FIRST_COMPLETED")
+                                   axes, self.meta["parts"][number]["threshold"], unit_seconds, pure=False)
+            self.in_flight[future] = (number, keys, levels, index)
+
+    def _merge(self, done):
+        """Each finished unit logged to the checkpoint, then merged into its
+        part's state; a failed one's boxes are open again."""
         for future in done:
-            number, keys, levels, index = in_flight.pop(future)
+            number, keys, levels, index = self.in_flight.pop(future)
             if future.status != "finished":
-                states[number].release(keys)
+                self.states[number].release(keys)
                 continue
             result = future.result()
-            seq += 1
-            checkpoint.log_unit(seq, number, levels, index, result)
-            if states[number].apply(keys, result):
-                counters["units"] += 1
-                counters["boxes"] += int(result["boxes"])
-                rate_boxes += int(result["boxes"])
-                merged_here += 1
-        if stop_after_units is not None and merged_here >= stop_after_units:
-            for future in in_flight:
-                future.cancel()
-            return None
-        if time.monotonic() - last_snapshot > _SNAPSHOT_EVERY:
-            meta["seconds"] = elapsed()
-            checkpoint.write_meta(meta)
-            checkpoint.snapshot(seq, states, counters)
-            last_snapshot = time.monotonic()
-        show()
-    meta["seconds"] = elapsed()
-    checkpoint.write_meta(meta)
-    checkpoint.snapshot(seq, states, counters)
-    show(final=True)
-    lower, upper = interval()
-    witness = combined_witness(model, parts, states)
-    leaves = {}
-    described = []
-    for number, (state, part_meta, setup, (part_model, _)) in enumerate(zip(states, meta["parts"], setups, parts)):
-        leaf_levels, leaf_index, leaf_bounds, open_levels, open_index, open_bounds, _ = state.arrays()
-        if part_meta["kind"] == "boxes":
-            leaves[number] = (np.concatenate([leaf_levels, open_levels]), np.concatenate([leaf_index, open_index]),
-                              np.concatenate([leaf_bounds, open_bounds]))
-        described.append({"coordinates": part_meta["coordinates"], "kind": part_meta["kind"],
-                          "upper": _part_upper(part_meta, state, setup, part_model), "lower": state.lower,
-                          "witness": state.witness.tolist(), "threshold": part_meta["threshold"],
-                          "boxes": len(leaves[number][2]) if number in leaves else 0})
-    document = {
-        "kc_global": upper, "kc_global_lower": lower, "witness_q": witness.tolist(),
-        "model_hash": meta["model_hash"], "model_name": model.name, "joint_names": list(model.joint_names),
-        "payloads": payloads_document(model), "payload_range": None, "method": METHOD,
-        "method_version": METHOD_VERSION, "seconds": meta["seconds"], "gap": gap,
-        "reached": bool(upper <= gap * lower * (1 + 1e-12)),
-        "work": {"units": counters["units"], "boxes_bounded": counters["boxes"], "workers": workers,
-                 "unit_seconds": unit_seconds},
-        "parts": described,
-    }
-    return document, leaves
+            self.seq += 1
+            self.checkpoint.log_unit(self.seq, number, levels, index, result)
+            if self.states[number].apply(keys, result):
+                self.counters["units"] += 1
+                self.counters["boxes"] += int(result["boxes"])
+                self.rate_boxes += int(result["boxes"])
+                self.merged_here += 1
+
+    def document(self, workers, unit_seconds):
+        """(document, leaves): the certificate's fields, and per part searched
+        by boxes its leaves (settled and open boxes)."""
+        model, meta, counters, gap = self.model, self.meta, self.counters, self.gap
+        lower, upper = self.interval()
+        witness = combined_witness(model, self.parts, self.states)
+        leaves = {}
+        described = []
+        for number, (state, part_meta, setup, (part_model, _)) in enumerate(
+                zip(self.states, meta["parts"], self.setups, self.parts)):
+            leaf_levels, leaf_index, leaf_bounds, open_levels, open_index, open_bounds, _ = state.arrays()
+            if part_meta["kind"] == "boxes":
+                leaves[number] = (np.concatenate([leaf_levels, open_levels]),
+                                  np.concatenate([leaf_index, open_index]),
+                                  np.concatenate([leaf_bounds, open_bounds]))
+            described.append({"coordinates": part_meta["coordinates"], "kind": part_meta["kind"],
+                              "upper": _part_upper(part_meta, state, setup, part_model), "lower": state.lower,
+                              "witness": state.witness.tolist(), "threshold": part_meta["threshold"],
+                              "boxes": len(leaves[number][2]) if number in leaves else 0})
+        document = {
+            "kc_global": upper, "kc_global_lower": lower, "witness_q": witness.tolist(),
+            "model_hash": meta["model_hash"], "model_name": model.name, "joint_names": list(model.joint_names),
+            "payloads": payloads_document(model), "payload_range": None, "method": METHOD,
+            "method_version": METHOD_VERSION, "seconds": meta["seconds"], "gap": gap,
+            "reached": bool(upper <= gap * lower * (1 + 1e-12)),
+            "work": {"units": counters["units"], "boxes_bounded": counters["boxes"], "workers": workers,
+                     "unit_seconds": unit_seconds},
+            "parts": described,
+        }
+        return document, leaves
 
 
 def combined_witness(model, parts, states):
