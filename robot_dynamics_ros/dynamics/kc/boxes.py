@@ -111,12 +111,12 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     coefficient tensors fit in ``memory_bytes`` at once. The entries of Gamma are
     transformed in blocks that fit ``memory_bytes`` (Gamma is evaluated
     once per block), by nogil kernels (``_transform_grid``): numpy's
-    transforms of a large block held the GIL for up to 140 ms, which a
-    node's callbacks waited for. ``squared_norms`` (the offline search, every
+    transforms of a large block would hold the GIL, which a node's
+    callbacks wait for. ``squared_norms`` (the offline search, every
     coordinate revolute): H_lm for l != m of Gamma itself, and V of any
     other combination (a frozen coordinate's effect), are also bounded from
     the coefficients of their squared norms (``mixed``), several times
-    tighter, for 0.5 s (ur5) to 17 s (panda) of numpy holding the GIL.
+    tighter, with numpy holding the GIL (so offline only).
     Rounding: each coefficient is off by at most the
     samples' error plus a few eps per transform, ``entry_margin`` per
     entry, added to every ||C_alpha||_F. Cost: P evaluations of Gamma per
@@ -127,6 +127,48 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     grid = np.array(np.meshgrid(*[t[0] for t in transforms], indexing="ij")).reshape(len(free), -1).T
     count = len(grid)
     n = model.nv
+    gamma_itself = len(combination) == 1 and combination[0][0] is None and combination[0][1] == 1.0
+    targets = (mixed.mixed_pairs(len(free)) if gamma_itself else [()]) if len(free) else []
+    squared_norms = squared_norms and not np.any(prismatic) and len(targets) > 0
+    entries = _gamma_entries(n, count, memory_bytes, squared_norms)
+    target_squares = mixed.new_squares(len(free), targets) if squared_norms else None
+    q = np.tile(base, (count, 1))
+    q[:, free] = grid
+    squares = yield from _coefficient_squares(model, q, combination, sizes, _transform_matrices(transforms),
+                                              entries, pace, target_squares)
+    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin * sum(abs(w) for _, w in combination)
+    m = len(free)
+    inflate = 1.0 + 64 * (m + 2) * _EPS
+    value, first, second = _expansion_bounds(norms, transforms, sizes)
+    if squared_norms and gamma_itself:
+        second = np.minimum(second, mixed.mixed_bounds(target_squares, n, entry_margin))
+    elif squared_norms:
+        weight = sum(abs(w) for _, w in combination)
+        value = min(value, mixed.squared_bounds(target_squares, n, weight * entry_margin)[0])
+    return value * inflate, first * inflate, second * inflate
+
+
+class _Entries(NamedTuple):
+    """Which entries of Gamma (flat, n^3) the expansion transforms, ``block``
+    of them at a time, each counted ``weights`` times in the norms.
+    ``whole``: every coefficient tensor at once (N itself rather than
+    Frobenius, ``_pair_norms``). ``pair_entries``, ``pair_weights``: for
+    ``mixed.add_squares`` in the whole case, each pair j <= k once (None
+    without squared norms)."""
+
+    entries: np.ndarray
+    weights: np.ndarray
+    whole: bool
+    block: int
+    pair_entries: np.ndarray
+    pair_weights: np.ndarray
+
+
+def _gamma_entries(n, count, memory_bytes, squared_norms):
+    """The ``_Entries`` of an expansion from ``count`` samples within
+    ``memory_bytes``: all n^3 when 48 bytes each per sample fit, else the
+    entries with j <= k (Gamma[i, j, k] = Gamma[i, k, j], the others
+    counted twice) in blocks of 24 bytes per entry and sample."""
     # Gamma[i, j, k] = Gamma[i, k, j]: the entries with j <= k, the others counted twice
     i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
     entries = np.flatnonzero(j <= k)
@@ -135,21 +177,34 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     if whole:  # every coefficient tensor at once: N itself rather than Frobenius
         entries, weights = np.arange(n ** 3), np.ones(n ** 3)
     block = len(entries) if whole else max(1, int(memory_bytes // (24 * count)))
-    matrices = np.zeros((len(free), 5, 5), dtype=complex)
-    for axis, (_, matrix, _) in enumerate(transforms):
-        matrices[axis, :len(matrix), :len(matrix)] = matrix
-    squares = np.zeros(sizes)
-    gamma_itself = len(combination) == 1 and combination[0][0] is None and combination[0][1] == 1.0
-    targets = (mixed.mixed_pairs(len(free)) if gamma_itself else [()]) if len(free) else []
-    squared_norms = squared_norms and not np.any(prismatic) and len(targets) > 0
+    pair_entries = pair_weights = None
     if squared_norms:
-        target_squares = mixed.new_squares(len(free), targets)
         pair_entries = np.flatnonzero(j[entries] <= k[entries])  # the whole case's entries: each pair once
         pair_weights = np.where(j[entries][pair_entries] < k[entries][pair_entries], 2.0, 1.0)
-    q = np.tile(base, (count, 1))
-    q[:, free] = grid
-    for start in range(0, len(entries), block):
-        picked = entries[start:start + block]
+    return _Entries(entries, weights, whole, block, pair_entries, pair_weights)
+
+
+def _transform_matrices(transforms):
+    """The axes' transforms of ``_axis_transforms`` as one (axes, 5, 5)
+    array for ``_transform_grid`` (a prismatic axis's 3 x 3 in the corner)."""
+    matrices = np.zeros((len(transforms), 5, 5), dtype=complex)
+    for axis, (_, matrix, _) in enumerate(transforms):
+        matrices[axis, :len(matrix), :len(matrix)] = matrix
+    return matrices
+
+
+def _coefficient_squares(model, q, combination, sizes, matrices, entries, pace, target_squares):
+    """nu_alpha^2 (array of ``sizes``): the squared norms of the expansion's
+    coefficient tensors C_alpha of F = sum_w w Gamma(q + offset) sampled at
+    the grid ``q`` (count, nv), from the ``entries`` a block at a time (a
+    generator: one step per chunk of samples and per block). With
+    ``target_squares`` (squared norms, ``mixed``) each block's coefficients
+    are also added to it, in place."""
+    n = model.nv
+    count = len(q)
+    squares = np.zeros(sizes)
+    for start in range(0, len(entries.entries), entries.block):
+        picked = entries.entries[start:start + entries.block]
         values = np.zeros((count, len(picked)))
         chunk = pace.chunk(model)
         for first in range(0, count, chunk):
@@ -159,20 +214,27 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
                 yield
         coefficients = np.empty(values.shape, dtype=complex)
         _transform_grid(values, np.array(sizes), matrices, coefficients)
-        if squared_norms and whole:
-            mixed.add_squares(values[:, pair_entries], coefficients[:, pair_entries], pair_weights,
-                              target_squares)
-        elif squared_norms:
-            mixed.add_squares(values, coefficients, weights[start:start + block], target_squares)
+        if target_squares is not None and entries.whole:
+            mixed.add_squares(values[:, entries.pair_entries], coefficients[:, entries.pair_entries],
+                              entries.pair_weights, target_squares)
+        elif target_squares is not None:
+            mixed.add_squares(values, coefficients, entries.weights[start:start + entries.block], target_squares)
         del values
-        if whole:
+        if entries.whole:
             _pair_norms(coefficients, n, squares.reshape(-1))
             squares **= 2
         else:
-            _add_squares(coefficients, weights[start:start + block], squares.reshape(-1))
+            _add_squares(coefficients, entries.weights[start:start + entries.block], squares.reshape(-1))
         yield
-    norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin * sum(abs(w) for _, w in combination)
-    m = len(free)
+    return squares
+
+
+def _expansion_bounds(norms, transforms, sizes):
+    """(V, L, H) before the rounding's inflation: sum_alpha nu_alpha prod_l
+    sup |b^(d_l)| (``norms`` = nu, the sups from ``_axis_transforms``) with
+    d_l = 0 for every l, 1 for one l, or the derivative orders of each pair
+    (l, p)."""
+    m = len(sizes)
 
     def bound(*axes):
         """sum_alpha nu_alpha prod_l sup |b^(d_l)|, d_l = how often l is in axes"""
@@ -183,16 +245,10 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
             weight = weight * transforms[l][2][axes.count(l)].reshape(shape)
         return (norms * weight).sum()
 
-    inflate = 1.0 + 64 * (m + 2) * _EPS
     value = bound()
     first = np.array([bound(l) for l in range(m)])
     second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
-    if squared_norms and gamma_itself:
-        second = np.minimum(second, mixed.mixed_bounds(target_squares, n, entry_margin))
-    elif squared_norms:
-        weight = sum(abs(w) for _, w in combination)
-        value = min(value, mixed.squared_bounds(target_squares, n, weight * entry_margin)[0])
-    return value * inflate, first * inflate, second * inflate
+    return value, first, second
 
 
 @njit(cache=True, nogil=True)
