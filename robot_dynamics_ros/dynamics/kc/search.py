@@ -6,8 +6,7 @@ stability proofs, so what is published as ``kc_global`` must be an upper
 bound that holds for every q, rounding included. This module keeps, per
 model, an interval ``[lower, upper]`` that contains K_c:
 
-1. **First bound** (construction, O(nb^3) time and memory: 1 ms for a
-   44-joint humanoid, 26 ms for a 100-joint chain):
+1. **First bound** (construction, O(nb^3) time and memory):
    q-independent bounds on every |Gamma_ijk| body by body from the docs/math.md
    derivative formula of M, then the spectral norms of the
    nonnegative majorants (Perron-Frobenius and the Collatz-Wielandt upper
@@ -28,7 +27,8 @@ model, an interval ``[lower, upper]`` that contains K_c:
    the smaller of a Lipschitz form and a second-order form whose only
    global part is the mixed second derivatives (``box_bounds``). Boxes
    whose bound is within the tolerance leave the list, and the side to
-   halve is the one that adds most to the box's bound. For models needing
+   halve is the one that adds most to the box's bound
+   (``branch_and_bound``). For models needing
    more than ``_MAX_FOURIER_SAMPLES`` grid samples, and for mimic-reduced
    models (whose Gamma is no such polynomial of the reduced q), refinement
    only raises ``lower``. Prismatic leaf joints (grippers) are frozen at
@@ -39,12 +39,13 @@ their whole subtree rigidly leaves M unchanged (docs/math.md: dM_ab/dq_c = 0
 when c is an ancestor of both a and b), so the search drops them.
 Gravity never enters Gamma. The subtrees of several such joints (legs, a
 torso) share no body, so K_c^2 is the sum of theirs and each is refined on
-its own (``CoriolisConstantRefinement._by_subtree``).
+its own (``_subtree_steps``).
 
 Rounding: every floating-point result that enters ``upper`` is inflated by
 an explicit margin, see ``first_bound._first_bound_margin`` and
 ``constant.value_margin``. The first bound lives in ``first_bound``, the
-expansion and the box bounds in ``boxes``, k_c at a configuration in
+expansion and the box bounds in ``boxes``, the list of boxes in
+``branch_and_bound``, k_c at a configuration in
 ``constant``, the subtrees in ``subtrees``, the certificate file in
 ``certificate``.
 """
@@ -61,8 +62,8 @@ from ..calls import PARALLEL_FROM
 from ..errors import CoriolisConstantError, not_a_model
 from ..model.model import PRISMATIC, Model
 from ..model.state import at_identity_base
-from .boxes import (BoxSetup, box_bounds, fourier_derivative_bounds, keep_boxes, largest_bound,
-                    largest_boxes, lines_through, replace_boxes)
+from .boxes import BoxSetup, fourier_derivative_bounds, lines_through
+from .branch_and_bound import BranchAndBound
 from .constant import config_coriolis_constant, kc_at, value_margin
 from .first_bound import first_upper_bound
 from .subtrees import root_subtrees
@@ -74,11 +75,6 @@ _STARTS = 24
 _SEED = 0
 # doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
 _CHUNK_DOUBLES = 4_000_000
-# boxes split per branch-and-bound round, at least (and a 16th of them, at
-# most 4096)
-_SPLIT_BATCH = 64
-# boxes the branch and bound's arrays hold at first (more than a round adds)
-_FIRST_BOX_CAPACITY = 1 << 16
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
 # 7 angles take 78,125, 8 would take 390,625.
@@ -119,8 +115,8 @@ class Pace:
         most, so memory stays bounded whatever n (one sample at n >= 159).
         On one thread (the default) fewer than ``calls.PARALLEL_FROM``: a
         chunk runs on the calling thread, never on the thread pool, so the
-        node's refinement process takes one core, never both (with the pool
-        it doubled the p99 latency of a 35-DoF node). ``parallel``: the pool's cores."""
+        node's refinement process takes one core, never both (the other
+        is the outputs'). ``parallel``: the pool's cores."""
         most = max(1, _CHUNK_DOUBLES // model.nb ** 3)
         return most if self.parallel else min(most, PARALLEL_FROM - 1)
 
@@ -183,8 +179,8 @@ class CoriolisConstantRefinement:
     steps of one chunk of evaluations each (nogil numba kernels, so a
     background thread does not hold the GIL for long): 8192 random samples
     within the limits, a compass ascent from the 24 best, then the branch
-    and bound of ``_branch_and_bound``. ``upper`` only decreases, ``lower``
-    only increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
+    and bound (``_box_steps``). ``upper`` only decreases, ``lower`` only
+    increases. Memory: chunks of at most ``_CHUNK_DOUBLES`` doubles of
     Gamma, three quarters of ``memory_limit_mb`` for the expansion of Gamma
     (freed before the boxes are made) and half for the boxes (9 m + 9 bytes
     each, m coordinates).
@@ -194,7 +190,7 @@ class CoriolisConstantRefinement:
     mimic-reduced and floating-base models, whose search runs over the
     joints with the base at the identity pose, keep their first bound).
     A fixed base with several joints on the world refines one part per
-    subtree instead (``_by_subtree``), each with its share of the memory.
+    subtree instead (``_subtree_steps``), each with its share of the memory.
 
     ``certified``: an interval that holds K_c already (a certificate's,
     ``certificate.serve_certificate``): the refinement starts from it,
@@ -203,14 +199,7 @@ class CoriolisConstantRefinement:
     """
 
     def __init__(self, model, *, tolerance=1.10, memory_limit_mb=_DEFAULT_MEMORY_MB, certified=None):
-        if not isinstance(model, Model):
-            raise not_a_model(model)
-        if not (isinstance(tolerance, (int, float)) and 1.0 <= tolerance < np.inf):
-            raise CoriolisConstantError(
-                f"tolerance must be a number >= 1 (the ratio upper / lower to reach), got {tolerance!r}")
-        if not (isinstance(memory_limit_mb, (int, float)) and 0.0 < memory_limit_mb < np.inf):
-            raise CoriolisConstantError(
-                f"memory_limit_mb must be a positive number, got {memory_limit_mb!r}")
+        _check_settings(model, tolerance, memory_limit_mb)
         self.model = model
         self.tolerance = float(tolerance)
         self.memory_limit_mb = float(memory_limit_mb)
@@ -294,11 +283,11 @@ class CoriolisConstantRefinement:
         refinable = np.isfinite(self.first_bound) and not (model.reduced or model.floating)
         subtrees = root_subtrees(model) if refinable else []
         if len(subtrees) > 1:
-            yield from self._by_subtree(subtrees)
+            yield from _subtree_steps(self, subtrees)
             return
         yield from self.lower_end_steps()
         if refinable:
-            yield from self._branch_and_bound()
+            yield from _box_steps(self)
 
     def lower_end_steps(self):
         """The search for ``lower`` (a generator, one step per chunk): k_c at
@@ -315,48 +304,6 @@ class CoriolisConstantRefinement:
         best = np.argsort(np.where(np.isnan(values), -np.inf, values))[-_STARTS:]
         yield from _compass_ascent(model, samples[best], values[best], self._lower_limit,
                                    self._upper_limit, self.offer, self._pace)
-
-    def _by_subtree(self, subtrees):
-        """Refine each root subtree on its own (``subtrees``: each one's
-        model and its coordinates in q, ``subtrees.root_subtrees``).
-
-        Each subtree's block of M depends on its own joints only, so Gamma
-        is zero unless i, j, k are in one subtree, each Gamma_k lives in its
-        subtree's block, and k_c(q)^2 = sum_s k_s(q_s)^2 over the subtrees s.
-        Their joints vary independently within their limits, so K_c^2 =
-        sum_s K_s^2: ``upper`` is the root of the sum of the parts' upper
-        ends squared, and ``lower`` is k_c where every part's witness is
-        put together. The unfinished parts share the time equally, each
-        step going to the one that has had least (a torso's search for its
-        lower end, which cannot lower ``upper``, would otherwise starve the
-        legs: its steps take longest). Memory: each part has its share of
-        ``memory_limit_mb``. A 6-joint leg of a humanoid is refined
-        like an arm, while the first bound of a 30-joint torso remains.
-        The parts are made at the first step, not with the refinement: a
-        node's process only reads and merges intervals refined elsewhere."""
-        share = self.memory_limit_mb / len(subtrees)
-        parts = [(CoriolisConstantRefinement(model, tolerance=self.tolerance, memory_limit_mb=share),
-                  coordinates) for model, coordinates in subtrees]
-        witness = np.array(self._interval.witness)
-        offered = [part.interval.lower for part, _ in parts]
-        spent = np.zeros(len(parts))
-        while self._interval.upper > self.tolerance * self._interval.lower:
-            open_parts = [index for index, (part, _) in enumerate(parts) if not part.interval.finished]
-            if not open_parts:
-                return
-            index = min(open_parts, key=spent.__getitem__)
-            start = time.monotonic()
-            parts[index][0]._step(self._pace.parallel)
-            spent[index] += time.monotonic() - start
-            if any(part.interval.lower > value for (part, _), value in zip(parts, offered)):
-                offered = [part.interval.lower for part, _ in parts]
-                for part, coordinates in parts:
-                    witness[coordinates] = part.interval.witness
-                self.offer(config_coriolis_constant(self.model, witness[None]), witness[None])
-            uppers = np.array([part.interval.upper for part, _ in parts])
-            # the root of a sum of S squares: relative rounding below (S + 2) eps
-            self._publish(upper=float(np.sqrt(np.sum(uppers * uppers))) * (1.0 + 4 * (len(parts) + 2) * _EPS))
-            yield
 
     def domain(self):
         """(coordinates on which Gamma depends, prismatic?, low, high): q
@@ -377,36 +324,16 @@ class CoriolisConstantRefinement:
         derivatives and the frozen coordinates' effect (offline).
 
         Some coordinates are frozen at their mid-range f0 and their effect
-        bounded apart (``frozen_bound``, added to every box bound): a
-        prismatic coordinate whose joint moves a leaf body (a gripper's
-        finger) always, when other coordinates remain; and when the grid of
-        the others would still exceed ``_MAX_FOURIER_SAMPLES``, every
-        coordinate off the trunk (the joints that are not ancestor or
-        descendant of every other one: a gripper's fingers below its
-        palm). The frozen coordinates c_1..c_K (parents first) are released
-        one at a time (telescoping): Gamma(x, c) - Gamma(x, c0) is the sum
-        over i of D_i = Gamma(.., c0_<i, c_i, c_>i) - Gamma(.., c0_<i, c0_i,
-        c_>i). Gamma is a sum over bodies of terms that depend on the
-        bodies' ancestors only, so D_i involves the bodies below c_i alone,
-        and depends on x, on c_i and on the frozen coordinates below c_i,
-        over which its bound is taken (``_frozen_term``). ``None`` when the
-        trunk's grid, or one term's, is too large.
+        bounded apart (``_frozen_coordinates``; ``frozen_bound``, added to
+        every box bound, by telescoping: ``_frozen_bound``).
         """
         model = self.model
         free, prismatic, lo, hi = self.domain()
-        parent = np.asarray(model.parent)
-        frozen = prismatic & ~np.isin(free, parent)
-        if frozen.all():
-            frozen[:] = False
-        if _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
-            frozen |= ~_on_the_trunk(parent, free)
-            if frozen.all() or _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
-                return None
-        kept = ~frozen
-        below = [_descendants(parent, coordinate) for coordinate in free]
-        terms = [kept | (frozen & np.isin(free, below[index])) for index in np.flatnonzero(frozen)]
-        if any(_grid_size(prismatic[varied]) > _MAX_FOURIER_SAMPLES for varied in terms):
+        frozen_terms = _frozen_coordinates(np.asarray(model.parent), free, prismatic)
+        if frozen_terms is None:
             return None
+        frozen, terms = frozen_terms
+        kept = ~frozen
         margin = value_margin(model, self.first_bound)
         entry_margin = margin + 8 * (kept.sum() + 2) * _EPS * self.first_bound
         base = np.clip(np.zeros(model.nv), self._lower_limit, self._upper_limit)
@@ -415,98 +342,137 @@ class CoriolisConstantRefinement:
         derivatives = yield from fourier_derivative_bounds(
             model, free[kept], prismatic[kept], lo[kept], hi[kept], entry_margin, memory, base, self._pace,
             squared_norms=squared_norms)
-        frozen_bound = 0.0
-        for index, varied in zip(np.flatnonzero(frozen), terms):
-            expansion = (model, free[varied], prismatic[varied], lo[varied], hi[varied], entry_margin, memory, base)
-            frozen_bound += yield from _frozen_term(expansion, free[index], prismatic[index],
-                                                    0.5 * (hi - lo)[index], self._pace, squared_norms)
+        frozen_bound = yield from _frozen_bound(model, (free, prismatic, lo, hi), frozen, terms,
+                                                (entry_margin, memory, base), self._pace, squared_norms)
         return BoxSetup(free[kept], lo[kept], hi[kept], lines_through(prismatic[kept], lo[kept], hi[kept]),
                         base, derivatives, frozen_bound, margin, entry_margin)
 
-    def _branch_and_bound(self):
-        """Branch and bound over boxes of the limits (``box_bounds``). A box
-        whose bound is below ``lower`` cannot hold K_c, and one whose bound
-        is within ``tolerance * lower`` needs no more work: both leave the
-        list (the largest bound that left within the tolerance stays part
-        of ``upper``). The boxes of largest bound (64, or a 16th of all, at
-        most 4096 per round) are halved along the side of largest excess."""
-        model = self.model
-        if len(self.domain()[0]) == 0:
-            # only joints on the world or held at one value: Gamma is the same
-            # everywhere (a lone joint's subtree, _by_subtree), so K_c is k_c
-            # at the witness
-            self._publish(upper=self._interval.lower + value_margin(model, self.first_bound))
-            return
-        setup = yield from self.box_setup()
-        if setup is None:
-            return
-        lo, hi = setup.low, setup.high
-        m = len(setup.free)
-        # a box: its centre (m doubles), bound (1), how often each side was
-        # halved (m bytes: the half-widths are exact powers of 2 of the
-        # domain's) and the side to halve next (1 byte); half the budget
-        max_boxes = max(1, int(self.memory_limit_mb * 1e6 / 2 / (9 * m + 9)))
-        domain = 0.5 * (hi - lo)
-        # boxes per call: their Gamma samples within _CHUNK_DOUBLES
-        group = max(1, _CHUNK_DOUBLES // ((1 + setup.lines.samples.sum()) * model.nb ** 3))
+def _check_settings(model, tolerance, memory_limit_mb):
+    """``CoriolisConstantRefinement``'s arguments: a ``Model``, a tolerance
+    >= 1 and a positive memory limit, else the error that names the one at
+    fault."""
+    if not isinstance(model, Model):
+        raise not_a_model(model)
+    if not (isinstance(tolerance, (int, float)) and 1.0 <= tolerance < np.inf):
+        raise CoriolisConstantError(
+            f"tolerance must be a number >= 1 (the ratio upper / lower to reach), got {tolerance!r}")
+    if not (isinstance(memory_limit_mb, (int, float)) and 0.0 < memory_limit_mb < np.inf):
+        raise CoriolisConstantError(
+            f"memory_limit_mb must be a positive number, got {memory_limit_mb!r}")
 
-        def evaluate(centres, halves):
-            bounds = np.empty(len(centres))
-            axes = np.empty(len(centres), dtype=np.uint8)
-            for start in range(0, len(centres), group):
-                some = slice(start, start + group)
-                bounds[some], excess = yield from box_bounds(
-                    model, setup, centres[some], halves[some], self.offer, self._pace)
-                axes[some] = np.argmax(excess, axis=1)
-            bounds = np.minimum(bounds, self.first_bound)
-            return np.where(np.isnan(bounds), self.first_bound, bounds), axes
 
-        # the boxes, in place (the list never moves as a whole: numpy's copies
-        # of a million boxes held the GIL for milliseconds every round), in
-        # arrays that double when full rather than sized for the whole budget
-        # up front (a budget of 1e5 MB asked the system for 50 GB at once)
-        capacity = min(max_boxes, _FIRST_BOX_CAPACITY)
-        centres = np.empty((capacity, m))
-        levels = np.zeros((capacity, m), dtype=np.uint8)
-        bounds = np.empty(capacity)
-        axes = np.empty(capacity, dtype=np.uint8)
-        centres[0] = 0.5 * (lo + hi)
-        bounds[:1], axes[:1] = yield from evaluate(centres[:1], domain[None])
-        live, settled, dropped_at = 1, -np.inf, -np.inf
-        split = np.empty(4096, dtype=np.int64)
-        while True:
-            lower = self._interval.lower
-            if lower > dropped_at:
-                live, settled = keep_boxes(centres, levels, bounds, axes, live, lower,
-                                           self.tolerance * lower, settled)
-                dropped_at = lower
-            self._publish(upper=max(lower, settled, largest_bound(bounds, live)))
-            if self._interval.upper <= self.tolerance * self._interval.lower:
-                return
-            if live == 0 or live + 4096 > max_boxes:
-                return
-            if live + 4096 > capacity:
-                capacity = min(2 * capacity, max_boxes)
-                centres, levels, bounds, axes = (_grown(array, live, capacity)
-                                                 for array in (centres, levels, bounds, axes))
-            # each round's selection passes over every box: split enough of them to pay for it
-            count = min(max(_SPLIT_BATCH, live // 16), 4096, live)
-            largest_boxes(bounds, live, count, split)
-            parents = split[:count]
-            rows = np.arange(count)
-            side = axes[parents]
-            child_levels = levels[parents]
-            child_levels[rows, side] += 1
-            child_halves = np.ldexp(domain, -child_levels.astype(np.int64))
-            step = np.zeros_like(child_halves)
-            step[rows, side] = child_halves[rows, side]
-            child_centres = np.concatenate([centres[parents] - step, centres[parents] + step])
-            child_bounds, child_axes = yield from evaluate(
-                child_centres, np.concatenate([child_halves, child_halves]))
-            live, settled = replace_boxes(
-                centres, levels, bounds, axes, live, parents, child_centres,
-                np.concatenate([child_levels, child_levels]), child_bounds, child_axes, lower,
-                self.tolerance * lower, settled)
+def _box_steps(refinement):
+    """The steps of ``refinement`` (a ``CoriolisConstantRefinement``) that
+    lower ``upper``: the branch and bound over boxes of the limits
+    (``branch_and_bound.BranchAndBound``) on the ``box_setup``, or ``upper``
+    from k_c at the witness where Gamma does not depend on q."""
+    model = refinement.model
+    if len(refinement.domain()[0]) == 0:
+        # only joints on the world or held at one value: Gamma is the same
+        # everywhere (a lone joint's subtree, _subtree_steps), so K_c is k_c
+        # at the witness
+        refinement._publish(upper=refinement._interval.lower + value_margin(model, refinement.first_bound))
+        return
+    setup = yield from refinement.box_setup()
+    if setup is None:
+        return
+    # boxes per call: their Gamma samples within _CHUNK_DOUBLES
+    group = max(1, _CHUNK_DOUBLES // ((1 + setup.lines.samples.sum()) * model.nb ** 3))
+    yield from BranchAndBound(refinement, setup, group, refinement._pace, refinement._publish).run()
+
+
+def _subtree_steps(refinement, subtrees):
+    """The steps of ``refinement`` (a ``CoriolisConstantRefinement``) that
+    refine each root subtree on its own (``subtrees``: each one's model and
+    its coordinates in q, ``subtrees.root_subtrees``).
+
+    Each subtree's block of M depends on its own joints only, so Gamma
+    is zero unless i, j, k are in one subtree, each Gamma_k lives in its
+    subtree's block, and k_c(q)^2 = sum_s k_s(q_s)^2 over the subtrees s.
+    Their joints vary independently within their limits, so K_c^2 =
+    sum_s K_s^2: ``upper`` is the root of the sum of the parts' upper
+    ends squared, and ``lower`` is k_c where every part's witness is
+    put together. The unfinished parts share the time equally, each
+    step going to the one that has had least (a torso's search for its
+    lower end, which cannot lower ``upper``, would otherwise starve the
+    legs: its steps take longest). Memory: each part has its share of
+    ``memory_limit_mb``. A 6-joint leg of a humanoid is refined
+    like an arm, while the first bound of a 30-joint torso remains.
+    The parts are made at the first step, not with the refinement: a
+    node's process only reads and merges intervals refined elsewhere."""
+    share = refinement.memory_limit_mb / len(subtrees)
+    parts = [(CoriolisConstantRefinement(model, tolerance=refinement.tolerance, memory_limit_mb=share),
+              coordinates) for model, coordinates in subtrees]
+    witness = np.array(refinement._interval.witness)
+    offered = [part.interval.lower for part, _ in parts]
+    spent = np.zeros(len(parts))
+    while refinement._interval.upper > refinement.tolerance * refinement._interval.lower:
+        open_parts = [index for index, (part, _) in enumerate(parts) if not part.interval.finished]
+        if not open_parts:
+            return
+        index = min(open_parts, key=spent.__getitem__)
+        start = time.monotonic()
+        parts[index][0]._step(refinement._pace.parallel)
+        spent[index] += time.monotonic() - start
+        if any(part.interval.lower > value for (part, _), value in zip(parts, offered)):
+            offered = [part.interval.lower for part, _ in parts]
+            for part, coordinates in parts:
+                witness[coordinates] = part.interval.witness
+            refinement.offer(config_coriolis_constant(refinement.model, witness[None]), witness[None])
+        uppers = np.array([part.interval.upper for part, _ in parts])
+        # the root of a sum of S squares: relative rounding below (S + 2) eps
+        refinement._publish(upper=float(np.sqrt(np.sum(uppers * uppers))) * (1.0 + 4 * (len(parts) + 2) * _EPS))
+        yield
+
+
+def _frozen_coordinates(parent, free, prismatic):
+    """(frozen, terms) for ``box_setup``, or None when the trunk's grid, or
+    one term's, is too large: which coordinates of ``free`` are frozen at
+    their mid-range f0, and per frozen one the coordinates its term varies.
+
+    Frozen: a prismatic coordinate whose joint moves a leaf body (a
+    gripper's finger) always, when other coordinates remain; and when the
+    grid of the others would still exceed ``_MAX_FOURIER_SAMPLES``, every
+    coordinate off the trunk (the joints that are not ancestor or
+    descendant of every other one: a gripper's fingers below its palm).
+    The term of a frozen coordinate c_i varies the kept coordinates and the
+    frozen ones below c_i (``_frozen_bound``)."""
+    frozen = prismatic & ~np.isin(free, parent)
+    if frozen.all():
+        frozen[:] = False
+    if _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
+        frozen |= ~_on_the_trunk(parent, free)
+        if frozen.all() or _grid_size(prismatic[~frozen]) > _MAX_FOURIER_SAMPLES:
+            return None
+    kept = ~frozen
+    below = [_descendants(parent, coordinate) for coordinate in free]
+    terms = [kept | (frozen & np.isin(free, below[index])) for index in np.flatnonzero(frozen)]
+    if any(_grid_size(prismatic[varied]) > _MAX_FOURIER_SAMPLES for varied in terms):
+        return None
+    return frozen, terms
+
+
+def _frozen_bound(model, domain, frozen, terms, expansion_settings, pace, squared_norms):
+    """A bound on N(Gamma(x, c) - Gamma(x, c0)) over the frozen coordinates
+    c (at c0, their mid-range) and every x (a generator). ``domain``: the
+    ``domain()`` tuple; ``expansion_settings``: (entry_margin, memory,
+    base) of ``fourier_derivative_bounds``.
+
+    The frozen coordinates c_1..c_K (parents first) are released one at a
+    time (telescoping): Gamma(x, c) - Gamma(x, c0) is the sum over i of
+    D_i = Gamma(.., c0_<i, c_i, c_>i) - Gamma(.., c0_<i, c0_i, c_>i).
+    Gamma is a sum over bodies of terms that depend on the bodies'
+    ancestors only, so D_i involves the bodies below c_i alone, and depends
+    on x, on c_i and on the frozen coordinates below c_i (``terms[i]``),
+    over which its bound is taken (``_frozen_term``)."""
+    free, prismatic, lo, hi = domain
+    entry_margin, memory, base = expansion_settings
+    frozen_bound = 0.0
+    for index, varied in zip(np.flatnonzero(frozen), terms):
+        expansion = (model, free[varied], prismatic[varied], lo[varied], hi[varied], entry_margin, memory, base)
+        frozen_bound += yield from _frozen_term(expansion, free[index], prismatic[index],
+                                                0.5 * (hi - lo)[index], pace, squared_norms)
+    return frozen_bound
 
 
 def _grid_size(prismatic):
@@ -573,13 +539,6 @@ def _frozen_term(expansion, coordinate, prismatic, radius, pace, squared_norms=F
     return total
 
 
-def _grown(array, used, capacity):
-    """``array`` with room for ``capacity`` rows, its first ``used`` kept."""
-    grown = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
-    grown[:used] = array[:used]
-    return grown
-
-
 _registry_lock = threading.Lock()
 
 
@@ -611,7 +570,7 @@ def set_global_constants(model, values):
     """``values[..., 2]`` and ``values[..., 6]`` (BOUNDS_FIELDS: kc_global
     and kc_global_lower) = the model's current interval for K_c, both from
     one snapshot of it. On every joint state of the node: a sample's (7,)
-    takes two scalar stores (an ellipsis store costs 0.5 us)."""
+    takes two scalar stores (cheaper than an ellipsis store)."""
     interval = refinement_for(model).interval
     if values.ndim == 1:
         values[2] = interval.upper
@@ -633,7 +592,7 @@ def coriolis_constant_interval(model, *, time_budget=60.0, parallel=True) -> KcI
 
 
 def global_coriolis_constant(model) -> float:
-    """The model's current guaranteed upper bound on K_c (never waits: the
-    first call computes the first bound, in milliseconds), see
+    """The model's current guaranteed upper bound on K_c (never waits for
+    refinement: the first call computes the first bound, O(nb^3)), see
     ``CoriolisConstantRefinement``."""
     return refinement_for(model).interval.upper
