@@ -3,5 +3,5 @@ distributed engine (Dask distributed), checkpointed, and checked again.
 Needs ``distributed`` (``pip install robot_dynamics_ros[certify]``); the
 node and the replay only read certificates (``dynamics.kc.certificate``).
 
-Imports ``served``, ``distributed`` and ``dynamics``.
+Imports ``served``, ``cluster`` and ``dynamics``.
 """

@@ -1,5 +1,5 @@
 """The distributed engine of the certificate search: Dask distributed (its
-local cluster started by ``robot_dynamics_ros.distributed.local_cluster``, as the
+local cluster started by ``robot_dynamics_ros.cluster.local_cluster``, as the
 fleet replay's).
 
 Dask rather than Ray: a unit of the search works for seconds, so either
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dask.distributed import Client
 
-from robot_dynamics_ros.distributed import local_cluster
+from robot_dynamics_ros.cluster import local_cluster
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 

@@ -4,6 +4,6 @@ staged and moved into place (``staging``), ``--csv`` (``table``),
 ``--plot`` (``plot``), ``--residuals`` and ``--identify-payload``
 (``analysis``), and fleets of bags on the distributed engine (``fleet``).
 
-Imports ``messages``, ``served``, ``identification``, ``distributed`` and
+Imports ``messages``, ``served``, ``identification``, ``cluster`` and
 ``dynamics``.
 """

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from robot_dynamics_ros import distributed
+from robot_dynamics_ros import cluster
 from robot_dynamics_ros.replay import bags
 from robot_dynamics_ros.replay.staging import ReplayError
 
@@ -124,7 +124,7 @@ def run_fleet(bags: Sequence[Path], args, output_dir: Optional[Path]) -> List[di
         output_dir.mkdir()
     names = unique_names(bags)
     rows = [None] * len(bags)
-    with distributed.client(args.scheduler, args.workers) as client:
+    with cluster.client(args.scheduler, args.workers) as client:
         futures = {client.submit(replay_bag, bag, name, args, output_dir, pure=False): i
                    for i, (bag, name) in enumerate(zip(bags, names))}
         with tqdm(total=len(bags), unit=" bags", dynamic_ncols=True, leave=False,
