@@ -1,4 +1,4 @@
-"""Identification from measured efforts, without ROS: torque residuals
+"""Identification from the efforts a robot reports, without ROS: torque residuals
 against inverse dynamics (``residuals``) and a payload's ten inertial
 parameters by least squares (``payload``).
 

@@ -4,7 +4,7 @@ The joint torques are linear in the ten inertial parameters of a rigid body
 on a link (Atkeson, An and Hollerbach, 1986, "Estimation of inertial
 parameters of manipulator loads and links", Int. J. Robotics Research):
 
-    tau_measured - ID_without_payload(q, qd, qdd) = Y(q, qd, qdd) phi + noise,
+    tau - ID_without_payload(q, qd, qdd) = Y(q, qd, qdd) phi + noise,
     phi = [m, m c_x, m c_y, m c_z, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz]
 
 with c the centre of mass and I the inertia about the link's origin, both in
@@ -218,7 +218,7 @@ def _weighted_solve(a: np.ndarray, b: np.ndarray):
 def identify_payload(model, link: str, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      effort: np.ndarray, precision: Dict[str, float] = PRECISION) -> PayloadEstimate:
     """Identify the payload on ``link`` from samples (model joint order, fixed
-    base) of q, qd, qdd and measured efforts. Any payload the model already
+    base) of q, qd, qdd and efforts. Any payload the model already
     has on ``link`` is replaced by the estimate."""
     if link not in model.link_frames:
         raise ValueError(f"payload link '{link}' is not a link of model '{model.name}'")

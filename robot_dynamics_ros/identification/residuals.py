@@ -1,6 +1,6 @@
-"""Model residuals: measured joint efforts minus the model's inverse dynamics.
+"""Model residuals: the joint efforts a robot reports minus the model's inverse dynamics.
 
-    r = tau_measured - ID(q, qd, qdd)
+    r = tau - ID(q, qd, qdd)
 
 over a recorded stream of joint states with efforts. The bag holds q, qd and
 tau but not qdd, so qdd is the first derivative of qd by a Savitzky-Golay
@@ -82,8 +82,8 @@ class Residuals:
 
     joints: Tuple[str, ...]
     times: np.ndarray  # (N,) header stamps in ns of the samples used
-    residual: np.ndarray  # (N, n) tau_measured - ID(q, qd, qdd)
-    measured: np.ndarray  # (N, n)
+    residual: np.ndarray  # (N, n) tau - ID(q, qd, qdd)
+    efforts: np.ndarray  # (N, n)
     skipped: int  # joint states in runs shorter than the window
 
     @property
@@ -95,18 +95,18 @@ class Residuals:
         return {p: np.percentile(np.abs(self.residual), p, axis=0) for p in PERCENTILES}
 
     def table(self) -> List[dict]:
-        """One row per joint: joint, rms, p50, p95, p99, max of |r|, the RMS of the measured effort."""
+        """One row per joint: joint, rms, p50, p95, p99, max of |r|, the RMS of the effort."""
         cents = self.percentiles()
-        measured_rms = np.sqrt(np.mean(self.measured ** 2, axis=0))
+        effort_rms = np.sqrt(np.mean(self.efforts ** 2, axis=0))
         worst = np.max(np.abs(self.residual), axis=0)
         return [{"joint": joint, "rms": float(self.rms[j]),
                  **{f"p{p:g}": float(cents[p][j]) for p in PERCENTILES},
-                 "max": float(worst[j]), "measured_rms": float(measured_rms[j])}
+                 "max": float(worst[j]), "measured_rms": float(effort_rms[j])}
                 for j, joint in enumerate(self.joints)]
 
     def summary(self) -> str:
         """A short text table of the residual statistics."""
-        lines = [f"residuals tau_measured - ID(q, qd, qdd) over {len(self.times)} joint states"
+        lines = [f"residuals tau - ID(q, qd, qdd) over {len(self.times)} joint states"
                  + (f" ({self.skipped} in runs too short to differentiate left out)" if self.skipped else "")
                  + ", |r| in N m (N for prismatic joints):",
                  f"  {'joint':<24} {'rms':>9} {'p50':>9} {'p95':>9} {'p99':>9} {'max':>9} {'effort rms':>11}"]
@@ -118,7 +118,7 @@ class Residuals:
 
 def residuals(model, joints: Sequence[str], stamps_ns: np.ndarray, q: np.ndarray, qd: np.ndarray,
               effort: np.ndarray, differentiator: Differentiator = Differentiator()) -> Residuals:
-    """Residuals of joint states (model joint order, fixed base) with measured efforts."""
+    """Residuals of joint states (model joint order, fixed base) with efforts."""
     qdd, usable = differentiator.accelerations(stamps_ns, qd)
     if not usable.any():
         raise ValueError(f"no run of {differentiator.window} evenly sampled joint states to "

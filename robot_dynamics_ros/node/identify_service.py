@@ -102,7 +102,7 @@ class IdentifyPayloadServer:
             raise ValueError("no robot model is loaded yet")
         if live.served.base:
             raise ValueError("payload identification needs a fixed base: the base wrench of a "
-                             "floating one is not measured by any joint")
+                             "floating one acts on no joint's effort")
         if live.efforts is None:
             raise ValueError("the window of joint states is off (identify_payload.window_size 0)")
         if not np.isfinite(window) or window < 0:

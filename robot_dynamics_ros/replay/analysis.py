@@ -1,4 +1,4 @@
-"""``--residuals`` and ``--identify-payload LINK``: what a bag's measured efforts
+"""``--residuals`` and ``--identify-payload LINK``: what a bag's efforts
 say about the model.
 
 The replay hands every chunk's matched joint states with their efforts to an

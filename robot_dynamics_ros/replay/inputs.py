@@ -62,7 +62,7 @@ def match_chunk(matcher: JointStateMatcher, times, raws, dropped: Counter, reaso
     any with a non-finite value, goes through ``matcher.match`` alone, which
     drops it with the node's reason.
 
-    With ``efforts``, also the measured efforts (k, n) in the same joint
+    With ``efforts``, also the efforts (k, n) in the same joint
     order, NaN in the rows of messages without a finite effort per joint
     (the node ignores efforts, so they decide nothing about a row's use).
     """

@@ -30,7 +30,7 @@ class PlotSeries:
 
     def save(self, path: Path, fmt: str, joints: Sequence[str], title: str, residuals=None):
         """Write the figure; with ``residuals`` (``residuals.Residuals``) a fourth
-        panel shows tau_measured - ID(q, qd, qdd) per joint."""
+        panel shows tau - ID(q, qd, qdd) per joint."""
         import matplotlib.pyplot as plt
 
         times, norm, bound, global_bound, eig, gravity = (np.concatenate(x) for x in zip(*self.parts))
@@ -65,7 +65,7 @@ class PlotSeries:
                 ax.plot(res_seconds, residuals.residual[:, i], lw=0.6, alpha=0.8,
                         label=f"{joint} (rms {residuals.rms[i]:.3g})")
             ax.set_ylabel("residual tau - ID(q, qd, qdd)\n[N m; N for prismatic]")
-            ax.set_title("Model residuals: measured effort minus inverse dynamics")
+            ax.set_title("Model residuals: effort minus inverse dynamics")
             ax.legend(**OUTSIDE, fontsize="small", ncol=1 + len(residuals.joints) // 10)
         axes[-1].set_xlabel("time since the first joint state [s]")
         for ax in axes:

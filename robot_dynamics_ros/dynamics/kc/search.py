@@ -73,7 +73,7 @@ _EPS = np.finfo(float).eps
 _SAMPLES = 8192
 _STARTS = 24
 _SEED = 0
-# doubles of Gamma held at once while evaluating k_c in chunks (32 MB)
+# doubles of Gamma held at once while evaluating k_c in chunks (8 bytes each)
 _CHUNK_DOUBLES = 4_000_000
 _DEFAULT_MEMORY_MB = 160.0
 # tensor-grid samples of Gamma for its exact expansion (fourier_derivative_bounds):
