@@ -21,7 +21,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from make_payload_bag import write_payload_bag  # noqa: E402
 
-from robot_dynamics_ros.replay.cli import parse_args, replay  # noqa: E402
+from robot_dynamics_ros.replay.cli import parse_args  # noqa: E402
+from robot_dynamics_ros.replay.run import replay  # noqa: E402
 
 
 def main():

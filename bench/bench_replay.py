@@ -34,7 +34,9 @@ from robot_dynamics_ros.dynamics.kc import global_coriolis_constant  # noqa: E40
 from robot_dynamics_ros.messages.inputs import JointStateMatcher  # noqa: E402
 from robot_dynamics_ros.served.model import load_description  # noqa: E402
 from robot_dynamics_ros.messages.outputs import compute_outputs  # noqa: E402
-from robot_dynamics_ros.replay.cli import CHUNK, OutputStreams, main, match_chunk  # noqa: E402
+from robot_dynamics_ros.replay.cli import main  # noqa: E402
+from robot_dynamics_ros.replay.inputs import CHUNK, match_chunk  # noqa: E402
+from robot_dynamics_ros.replay.run import OutputStreams  # noqa: E402
 
 TARGET = 20_000
 

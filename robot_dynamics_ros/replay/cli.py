@@ -6,13 +6,13 @@ the same topics, message types, layouts, joint order and values, each output
 stamped with its input's bag time (and, on ``gravity_torques``, its header
 stamp); with --csv and --plot also a table and a plot, and then the bag is
 optional. The joint states go through the batch dynamics in chunks, not one by
-one. Model, payloads and messages are built by the node's own modules
-(``model_source``, ``messages``); ``bag_io`` does the bag files.
+one. Model, payloads and messages are built as the node builds them
+(``served.model``, ``messages``); ``bags`` does the bag files.
 
-This module is the command line only; the work is done by ``replay_inputs``
-(model and joint states), ``replay_run`` (the chunked evaluation and the
-output bag), ``replay_csv``, ``replay_plot`` and ``replay_staging`` (outputs
-staged and moved into place).
+This module is the command line only; the work is done by ``inputs`` (model
+and joint states), ``run`` (the chunked evaluation and the output bag),
+``table``, ``plot`` and ``staging`` (outputs staged and moved into place),
+and ``fleet`` for many bags.
 
 Nothing is left at OUTPUT_BAG, --csv or --plot unless the replay succeeds: all
 outputs are written under temporary names first and moved to their names at
@@ -28,15 +28,12 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from robot_dynamics_ros.replay import bags
-from robot_dynamics_ros.served.model import PAYLOAD_ARGUMENTS, PAYLOAD_HELP
-from robot_dynamics_ros.replay.fleet import find_bags, run_fleet, split_output, summary_table
 from robot_dynamics_ros.identification.residuals import Differentiator
-# The replay's parts, one module each; the names tests and benchmarks use are
-# re-exported here.
-from robot_dynamics_ros.replay.inputs import CHUNK, match_chunk  # noqa: F401
-from robot_dynamics_ros.replay.run import OutputStreams, output_topics, replay  # noqa: F401
-from robot_dynamics_ros.replay.staging import TERMINATION, ReplayError, StagedOutputs, Terminated  # noqa: F401
+from robot_dynamics_ros.replay import bags
+from robot_dynamics_ros.replay.fleet import find_bags, run_fleet, split_output, summary_table
+from robot_dynamics_ros.replay.run import output_topics, replay
+from robot_dynamics_ros.replay.staging import TERMINATION, ReplayError, Terminated
+from robot_dynamics_ros.served.model import PAYLOAD_ARGUMENTS, PAYLOAD_HELP
 
 PROG = "robot_dynamics_replay"
 
@@ -109,10 +106,10 @@ def _output_arguments(parser):
 
 
 def _analysis_arguments(parser):
-    """The analyses of the measured efforts: residuals and payload
+    """The analyses of the efforts: residuals and payload
     identification, with the Savitzky-Golay derivative they take qdd from."""
     parser.add_argument("--residuals", action="store_true",
-                        help="measured efforts minus ID(q, qd, qdd), qdd by a Savitzky-Golay derivative "
+                        help="efforts minus ID(q, qd, qdd), qdd by a Savitzky-Golay derivative "
                         "of qd: a summary, per-joint statistics beside --csv (<stem>_residuals.csv) and "
                         "a panel in --plot")
     parser.add_argument("--identify-payload", metavar="LINK",

@@ -155,18 +155,6 @@ HAND_PAYLOAD = ("panda_hand", 1.5, (0.01, -0.02, 0.05), (0.004, 0.0002, 0.0, 0.0
 
 
 @pytest.fixture(scope="module")
-def short_panda():
-    return Trajectory(robots.example_robot_urdf("panda"), 1.0, 200.0, seed=7)
-
-
-@pytest.fixture(scope="module")
-def short_bag(short_panda, tmp_path_factory):
-    path = tmp_path_factory.mktemp("short") / "panda_in"
-    write_joint_state_bag(path, "mcap", short_panda)
-    return path
-
-
-@pytest.fixture(scope="module")
 def options_replay(short_bag, tmp_path_factory):
     """Replay with --christoffel, a payload, --csv and --plot, sqlite3 output from an MCAP input."""
     root = tmp_path_factory.mktemp("options")

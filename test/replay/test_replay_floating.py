@@ -20,7 +20,7 @@ from rosbags.rosbag2 import Writer
 import robots
 from robot_dynamics_ros.dynamics import all_terms, load_urdf
 from robot_dynamics_ros.replay.cli import parse_args
-from robot_dynamics_ros.replay.cli import replay as run_replay
+from robot_dynamics_ros.replay.run import replay as run_replay
 from bag_files import STORAGES, TYPESTORE, decode_outputs, read_bag
 
 ROOT = "base_link"

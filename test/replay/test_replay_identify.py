@@ -21,7 +21,8 @@ from make_payload_bag import write_payload_bag  # noqa: E402
 import robots  # noqa: E402
 from bag_files import Trajectory, write_joint_state_bag  # noqa: E402
 from robot_dynamics_ros.replay.cli import main as replay_main  # noqa: E402
-from robot_dynamics_ros.replay.cli import parse_args, replay  # noqa: E402
+from robot_dynamics_ros.replay.cli import parse_args  # noqa: E402
+from robot_dynamics_ros.replay.run import replay  # noqa: E402
 
 # The acceptance cases of issue 23: 60 s at 500 Hz, 1-3 kg, CoM 2-10 cm off the flange.
 CASES = {

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from robot_dynamics_ros import replay as replay_module
+from robot_dynamics_ros.replay.staging import StagedOutputs
 from robot_dynamics_ros.replay.cli import main as replay_main
-from test_replay import HAND_PAYLOAD, short_bag, short_panda  # noqa: F401 -- fixtures
+from test_replay import HAND_PAYLOAD
 
 REPO = Path(__file__).absolute().parents[2]
 
@@ -126,7 +126,7 @@ def test_losing_the_race_for_the_output_leaves_the_winner_alone(short_bag, tmp_p
     must fail without touching them (it used to replace the winner's CSV and
     then fail with ENOTEMPTY on the bag)."""
     out, csv = tmp_path / "out", tmp_path / "t.csv"
-    commit = replay_module.StagedOutputs.commit
+    commit = StagedOutputs.commit
 
     def winner_first(staged):
         csv.write_text("the winner's table")
@@ -134,7 +134,7 @@ def test_losing_the_race_for_the_output_leaves_the_winner_alone(short_bag, tmp_p
         (out / "metadata.yaml").write_text("the winner's bag")
         commit(staged)
 
-    monkeypatch.setattr(replay_module.StagedOutputs, "commit", winner_first)
+    monkeypatch.setattr(StagedOutputs, "commit", winner_first)
     before_race = {csv: "the winner's table", out / "metadata.yaml": "the winner's bag"}
     fails_cleanly(capsys, [short_bag, out, "--csv", csv], "not overwriting")
     assert {p: p.read_text() for p in before_race} == before_race

@@ -636,12 +636,14 @@ def worst_error_without_jit(script: str) -> float:
     """Run ``script`` in a fresh Python with NUMBA_DISABLE_JIT=1 and return
     the number it prints after ``WORST``.
 
-    The script can use numpy as ``np`` and import these helpers; it runs
-    with the repository and this folder on the path.
+    The script can use numpy as ``np`` and import these helpers and the
+    calling test file's module; it runs with the repository, this folder
+    and the caller's on the path.
     """
     here = os.path.dirname(os.path.abspath(__file__))
+    caller = os.path.dirname(os.path.abspath(sys._getframe(1).f_code.co_filename))  # its test file's folder
     header = ("import sys\n"
-              f"sys.path.insert(0, {here!r})\n"
+              f"sys.path[:0] = [{here!r}, {caller!r}]\n"
               "import numba, numpy as np\n"
               "assert numba.config.DISABLE_JIT, 'NUMBA_DISABLE_JIT did not take effect'\n")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
