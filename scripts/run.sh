@@ -88,9 +88,10 @@ case "$cmd" in
   replay) exec "$venv/bin/python" -m robot_dynamics_ros.replay.cli "$@" ;;
   certify) exec "$venv/bin/python" -m robot_dynamics_ros.certify.cli "$@" ;;
   # with a file or folder first (scripts/run.sh test test/node), only that
-  test)   quick=()
-          if [ "${1:-}" = --quick ]; then shift; quick=(-m "not colcon and not slow"); fi
-          if [ $# -gt 0 ] && [ -e "$1" ]; then exec "$venv/bin/python" -m pytest -q "${quick[@]}" "$@"; fi
-          exec "$venv/bin/python" -m pytest -q "${quick[@]}" test "$@" ;;
+  # the files spread over both cores (-n 2; a module's fixtures stay in one process)
+  test)   options=(-q -n 2 --dist loadfile)
+          if [ "${1:-}" = --quick ]; then shift; options+=(-m "not colcon and not slow"); fi
+          if [ $# -gt 0 ] && [ -e "$1" ]; then exec "$venv/bin/python" -m pytest "${options[@]}" "$@"; fi
+          exec "$venv/bin/python" -m pytest "${options[@]}" test "$@" ;;
   bench)  for b in bench/bench_*.py; do "$venv/bin/python" "$b" "$@"; done ;;
 esac

@@ -34,3 +34,31 @@ def model_and_oracle():
         return made[key]
 
     return make
+
+
+def pytest_configure(config):
+    """Fill numba's cache with the shared kernels before any test runs (in
+    the controlling process only, not in pytest-xdist's workers): the fixed-
+    and the floating-base kernels compile side by side, each once. With a
+    warm cache this loads them and costs a few seconds."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if hasattr(config, "workerinput") or os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        return
+    if config.getoption("collectonly", False):
+        return
+    support = Path(__file__).resolve().parent / "support"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(support.parents[1]), str(support),
+                                                       env.get("PYTHONPATH")]))
+    script = str(support / "warm_kernels.py")
+    runs = [subprocess.Popen([sys.executable, script, kind], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True) for kind in ("fixed", "floating")]
+    for run in runs:
+        _, error = run.communicate()
+        # a failure here is the tests' to report, with its own context
+        if run.returncode and config.option.verbose > 0:
+            print(f"warm_kernels: {error.strip().splitlines()[-1:]}", file=sys.stderr)

@@ -60,6 +60,7 @@ def _certificate(engine, model, directory, **options):
     return path, json.loads(path.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, budget", [("puma", 2.0), ("ur5_robot", 2.0), ("panda", 2.0),
                                           ("chain-7-6", 2.0), ("tree-8-7", 2.0)])
 def test_no_ascent_exceeds_a_certificate(engine, tmp_path, name, budget):
@@ -83,6 +84,7 @@ def _cli(*arguments, **popen):
                             env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
+@pytest.mark.slow
 def test_a_search_killed_and_resumed_ends_as_an_uninterrupted_one(engine, tmp_path):
     """SIGKILL to the whole command (its local cluster too) once units have
     been merged; the same command resumes from the checkpoint and ends with
@@ -220,6 +222,7 @@ def test_a_model_served_by_its_certificate_computes_no_first_bound(small_certifi
     assert refinement.interval.finished and refinement.first_bound == expected and calls == [fresh]
 
 
+@pytest.mark.slow
 def test_a_floating_base_keeps_its_first_bound_and_verifies(engine, tmp_path):
     """No box search applies to a floating base (its Gamma's structure in q
     is not the one the boxes use): the certificate states the first bound,

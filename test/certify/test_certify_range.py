@@ -24,6 +24,9 @@ from robot_dynamics_ros.dynamics.kc.certificate import (CertificateError, certif
                                                         write_certificate)
 from robot_dynamics_ros.dynamics.kc.payload_range import covers, payload_range, vertices
 
+# certificate searches over payload ranges on a Dask cluster
+pytestmark = pytest.mark.slow
+
 SMALL = "chain-31-4"
 LINK = "l7_317"
 LOW, HIGH = np.array([-0.05, -0.02, 0.0]), np.array([0.05, 0.04, 0.1])

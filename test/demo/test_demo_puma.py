@@ -95,6 +95,7 @@ os._exit(0)
 """
 
 
+@pytest.mark.slow
 def test_the_demos_compile_in_two_processes_compiles_each_kernel_once(tmp_path):
     """``compile_kernels`` hands a child the Christoffel recursion, Algorithm
     1 and the forward kinematics with the types ``compute_all_terms`` passes

@@ -6,8 +6,13 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
+
 import robots
 import ros_harness as harness
+
+# runs the demo for seconds at a time
+pytestmark = pytest.mark.slow
 
 
 def around_the_swap(rows, column, label):

@@ -9,10 +9,14 @@ import pickle
 import time
 
 import numpy as np
+import pytest
 
 from robot_dynamics_ros.dynamics import christoffel_symbols, load_urdf, mass_matrix
 from robot_dynamics_ros.dynamics.model.puma import puma_urdf
 from robot_dynamics_ros.node.kc_refinement import KcRefiner
+
+# refines K_c against time budgets of seconds
+pytestmark = pytest.mark.slow
 
 
 def kc_at(model, q):

@@ -47,6 +47,9 @@ import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 from install_hint import pip_install  # noqa: E402
 
+# builds the package with colcon and runs its launch files
+pytestmark = pytest.mark.colcon
+
 BIN = Path(sys.executable).parent
 COLCON = Path(sys.prefix) / "colcon"  # where .ci/run installs colcon-core and colcon-ros
 STARTUP_TIMEOUT = 180.0  # a first run on a machine compiles the numba kernels

@@ -17,6 +17,9 @@ from make_payload_bag import write_payload_bag  # noqa: E402
 
 from robot_dynamics_ros.replay.cli import main as replay_main  # noqa: E402
 
+# a Dask cluster replaying a fleet of bags
+pytestmark = pytest.mark.slow
+
 # 19 good bags of different lengths and a corrupt one: 20 in one command
 DURATIONS = (1.0, 1.5, 2.0) * 6 + (1.0,)
 CORRUPT = "run19"

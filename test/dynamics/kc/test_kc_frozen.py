@@ -77,6 +77,7 @@ def test_the_fingers_are_frozen_and_their_bound_holds(monkeypatch, kind, squared
     assert 0.0 < best <= setup.frozen_bound, (best, setup.frozen_bound)
 
 
+@pytest.mark.slow
 def test_no_ascent_exceeds_the_refined_bound_with_frozen_fingers(gripper):
     urdf, model = gripper
     refinement = CoriolisConstantRefinement(model, tolerance=1.05, memory_limit_mb=200.0)

@@ -57,6 +57,7 @@ def test_a_payload_goes_with_its_subtree():
     assert changed == [f"{model.name}/FR_HAA"], changed
 
 
+@pytest.mark.slow
 def test_romeos_legs_are_refined_on_their_own():
     """romeo (55 joints, too many for one branch and bound): its legs,
     6 joints each, are refined like arms, so the interval closes well
