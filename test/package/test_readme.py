@@ -52,18 +52,8 @@ def test_the_readme_shows_each_example_as_it_is():
 
 @pytest.fixture(scope="module")
 def puma(tmp_path_factory):
-    harness.isolate_ros_environment()
-    folder = tmp_path_factory.mktemp("readme")
-    urdf = folder / "puma.urdf"
-    urdf.write_text(puma_urdf())
-    peer = harness.Peer()
-    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", log_path=folder / "node.log")
-    try:
-        peer.wait_for_model("puma560_mohan_saha", STARTUP_TIMEOUT, node)
+    with harness.node_serving(puma_urdf(), "puma560_mohan_saha", tmp_path_factory.mktemp("readme")) as (peer, _):
         yield peer
-    finally:
-        node.stop()
-        peer.close()
 
 
 def served_payloads(peer, want: str):

@@ -62,36 +62,29 @@ def shell(line: str, cwd: Path, timeout: float = 90.0) -> subprocess.CompletedPr
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     """A PUMA node fed joint states, the ros2 daemon running on this run's domain, a work folder."""
-    harness.isolate_ros_environment()
     folder = tmp_path_factory.mktemp("ros2")
-    urdf = folder / "puma.urdf"
-    urdf.write_text(puma_urdf())
-    peer = harness.Peer()
-    node = harness.NodeProcess("-p", f"urdf_file:={urdf}", log_path=folder / "node.log")
+    joints = robots.pinocchio_joint_names(robots.load_pinocchio(puma_urdf()))
     stop = threading.Event()
-    pin_model = robots.load_pinocchio(puma_urdf())
-    joints = robots.pinocchio_joint_names(pin_model)
+    with harness.node_serving(puma_urdf(), NAME, folder) as (peer, node):
 
-    def stream():
-        while not stop.wait(0.02):
-            peer.joint_pub.publish(harness.joint_state(joints, np.full(6, 0.3), np.full(6, 0.1),
-                                                       stamp_=peer.next_stamp()))
+        def stream():
+            while not stop.wait(0.02):
+                peer.joint_pub.publish(harness.joint_state(joints, np.full(6, 0.3), np.full(6, 0.1),
+                                                           stamp_=peer.next_stamp()))
 
-    streamer = threading.Thread(target=stream, daemon=True)
-    try:
-        peer.wait_for_model(NAME, STARTUP_TIMEOUT, node)
+        streamer = threading.Thread(target=stream, daemon=True)
         streamer.start()
-        # The daemon answers topic, param and node commands; it needs a
-        # discovery round before it knows the node.
-        assert shell("ros2 daemon start", folder).returncode == 0
-        peer.wait_until(lambda: "/robot_dynamics" in shell("ros2 node list", folder).stdout, 30.0,
-                        "the ros2 daemon to see the node", period=1.0)
-        yield peer, node, folder
-    finally:
-        stop.set()
-        shell("ros2 daemon stop", folder)
-        node.stop()
-        peer.close()
+        try:
+            # The daemon answers topic, param and node commands; it needs a
+            # discovery round before it knows the node.
+            assert shell("ros2 daemon start", folder).returncode == 0
+            peer.wait_until(lambda: "/robot_dynamics" in shell("ros2 node list", folder).stdout, 30.0,
+                            "the ros2 daemon to see the node", period=1.0)
+            yield peer, node, folder
+        finally:
+            stop.set()
+            streamer.join(timeout=5.0)
+            shell("ros2 daemon stop", folder)
 
 
 def test_the_readme_shows_the_commands_tested_here():
@@ -112,7 +105,7 @@ def check(command: str, result, peer):
         assert "float64[] mass_matrix" in out and "std_msgs/Header header" in out, out
     elif command.startswith("ros2 param dump"):
         dumped = yaml.safe_load(out)
-        assert dumped["/robot_dynamics"]["ros__parameters"]["urdf_file"].endswith("puma.urdf")
+        assert dumped["/robot_dynamics"]["ros__parameters"]["urdf_file"].endswith("/robot.urdf")  # harness.node_serving
     elif command.startswith("ros2 param set"):
         assert "Set parameter successful" in out, out + result.stderr
     elif command.startswith("ros2 topic pub --once /robot_dynamics/payload"):

@@ -6,6 +6,7 @@ lock file (so two test runs never share one) and discovery limited to
 localhost. Every wait has a timeout; NodeProcess.stop() always ends the child.
 """
 
+import contextlib
 import ctypes
 import fcntl
 import functools
@@ -129,6 +130,27 @@ class NodeProcess:
                 self.process.wait(timeout)
         self._log.close()
         return self.process.returncode
+
+
+STARTUP_TIMEOUT = 180.0  # a first run on a machine compiles the numba kernels
+
+
+@contextlib.contextmanager
+def node_serving(urdf_text: str, robot_name: str, folder: Path, *ros_args: str):
+    """(peer, node): a node process serving ``urdf_text`` from a file in
+    ``folder`` (``urdf_file``) with ``ros_args``, on this process's private
+    domain, and a peer that has seen its model; both stopped on exit."""
+    isolate_ros_environment()
+    urdf = folder / "robot.urdf"
+    urdf.write_text(urdf_text)
+    peer = Peer()
+    node = NodeProcess("-p", f"urdf_file:={urdf}", *ros_args, log_path=folder / "node.log")
+    try:
+        peer.wait_for_model(robot_name, STARTUP_TIMEOUT, node)
+        yield peer, node
+    finally:
+        node.stop()
+        peer.close()
 
 
 def stamp(seconds: int, nanoseconds: int = 0) -> Time:
