@@ -1,4 +1,4 @@
-"""The demo's K_c certificates (robot_dynamics_ros/certificates/, made by
+"""The demo's K_c certificates (robot_dynamics_ros/demo/certificates/, made by
 scripts/demo_certificates.py) hold for the models the demo's node serves.
 
 Oracles: the certificate's full re-check (``verify``: every stored box
