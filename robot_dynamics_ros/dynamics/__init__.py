@@ -11,9 +11,9 @@ from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds
 from .algorithms.christoffel import christoffel_symbols
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
-from .errors import CoriolisConstantError, DynamicsError, PayloadError, StateError, URDFError
+from .errors import CoriolisConstantError, DynamicsError, FrameError, PayloadError, StateError, URDFError
 from .algorithms.forward_dynamics import forward_dynamics
-from .algorithms.frames import FrameError, frame_jacobian, frame_jacobian_dot_v, frame_placement
+from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, frame_placement
 from .kc import CoriolisConstantRefinement, KcInterval, coriolis_constant_interval
 from .model.model import Model
 from .model.puma import puma_urdf

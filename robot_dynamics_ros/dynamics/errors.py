@@ -18,6 +18,10 @@ class StateError(DynamicsError):
     """q, qd, qdd or tau has the wrong shape or non-finite values."""
 
 
+class FrameError(DynamicsError):
+    """A frame name that is no link of the model; the message lists the links."""
+
+
 class CoriolisConstantError(DynamicsError):
     """A setting of the K_c refinement is invalid (tolerance, memory, time)."""
 

@@ -12,17 +12,13 @@ import numpy as np
 from numba import njit
 
 from ..calls import run, sample_entry
-from ..errors import DynamicsError, not_a_model
+from ..errors import FrameError, not_a_model
 from .finite import all_finite
 from .kinematics import body_poses, body_velocities, is_floating, valid_configuration
 from ..model.records import axis_frame
 from .samples import sample, sample_count
 from ..model.state import (configuration_array, into, joint_array, kernel_out, raise_failure,
                            to_all_joints)
-
-
-class FrameError(DynamicsError):
-    """A frame name that is no link of the model."""
 
 
 def frame_of(model, frame):
