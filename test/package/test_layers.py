@@ -22,32 +22,34 @@ def module_name(path):
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(path, modules):
-    """The package's modules that ``path`` imports, anywhere in its body."""
+def import_statements(path):
+    """(module named, names imported from it or None) for each import
+    statement of ``path``, anywhere in its body, relative ones made absolute."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
+            for alias in node.names:
+                yield alias.name, None
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
                 anchor = anchor[:len(anchor) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
-            # "from x import y": y may be a module of package x
-            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for target in targets:
-            # importing a.b.c runs a and a.b too
+            yield base, [alias.name for alias in node.names]
+
+
+def imported_modules(path, modules):
+    """The package's modules that ``path`` imports and Python runs for it:
+    importing a.b.c runs a and a.b too, and in ``from x import y`` y may be
+    a module of package x."""
+    found = set()
+    for base, names in import_statements(path):
+        for target in [base] + [f"{base}.{name}" for name in names or ()]:
             pieces = target.split(".")
-            for end in range(1, len(pieces) + 1):
-                candidate = ".".join(pieces[:end])
-                if candidate in modules and candidate != name:
-                    found.add(candidate)
-    return found
+            found.update(".".join(pieces[:end]) for end in range(1, len(pieces) + 1))
+    return {module for module in found if module in modules and module != module_name(path)}
 
 
 def import_graph():
@@ -59,22 +61,13 @@ def direct_imports(path, modules) -> set:
     """The package's modules that ``path`` names in its imports: for ``from
     x import y`` the module x.y where y is one, else x (not the packages
     that Python runs on the way, as ``imported_modules`` counts them)."""
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in modules)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[:len(anchor) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            for alias in node.names:
-                target = f"{base}.{alias.name}"
-                found.add(target if target in modules else base)
-    return {module for module in found if module in modules and module != name}
+    for base, names in import_statements(path):
+        if names is None:
+            found.add(base)
+        for name in names or ():
+            found.add(f"{base}.{name}" if f"{base}.{name}" in modules else base)
+    return {module for module in found if module in modules and module != module_name(path)}
 
 
 def find_cycle(graph):
