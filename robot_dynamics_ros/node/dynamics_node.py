@@ -33,7 +33,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from robot_dynamics_ros.messages.inputs import payload_from_inertia
-from robot_dynamics_ros.messages.outputs import ARRAY_TOPICS, compute_outputs
+from robot_dynamics_ros.messages.outputs import ARRAY_TOPICS, compute_outputs, frame_values
 from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
 from robot_dynamics_ros.node.identify_service import IdentifyPayloadServer
 from robot_dynamics_ros.node.joint_state_handler import JointStateHandler, Live, Published, make_live
@@ -83,6 +83,16 @@ def _joint_order(joints):
     return joints
 
 
+def _frame_list(frames):
+    """The ``frames`` parameter as a tuple of link names, () for none."""
+    if frames == "":
+        return ()
+    if not (isinstance(frames, list) and all(isinstance(f, str) for f in frames)):
+        raise ParameterException(f"frames must be a list of link names (or \"\" for none), "
+                                 f"got {frames!r}", ["frames"])
+    return tuple(frames)
+
+
 class DynamicsNode(Node):
     """Subscriptions, publishers, timers and services around the model
     service and the joint-state handler; each callback is a few lines."""
@@ -107,8 +117,8 @@ class DynamicsNode(Node):
         self._service = ModelService(
             parameters={name: value(name) for name in RUNTIME}, gravity=value("gravity"),
             mimic=value("mimic"), base=base, joints=_joint_order(value("joints")),
-            prepare=self._prepare, report=self._report_error, installed=self._install,
-            niceness=BUILDER_NICENESS)
+            frames=_frame_list(value("frames")), prepare=self._prepare, report=self._report_error,
+            installed=self._install, niceness=BUILDER_NICENESS)
         self._waiting_for = self._request_description(value("robot_description"), value("urdf_file"))
         self._service.start()
         self._identify = IdentifyPayloadServer(
@@ -190,6 +200,8 @@ class DynamicsNode(Node):
         self._refiner.refinement(served.model)
         for christoffel in (False, True):  # publish_christoffel may change at run time
             compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv), christoffel)
+        if served.frames:  # the frame kernels compile here too, off the hot path
+            frame_values(served, served.neutral_configuration(), np.ones(served.model.nv))
         self._revision += 1
         live = make_live(served, old, self._revision, certificate, self._effort_window_size)
         self._model_topic.update(live)

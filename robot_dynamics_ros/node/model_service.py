@@ -69,7 +69,7 @@ class ModelService:
     """
 
     def __init__(self, *, parameters: Mapping, gravity=(0.0, 0.0, -9.81), mimic="independent",
-                 base="auto", joints=(), prepare: Callable = lambda served, previous: Snapshot(served),
+                 base="auto", joints=(), frames=(), prepare: Callable = lambda served, previous: Snapshot(served),
                  report: Callable[[str], None] = lambda text: None,
                  installed: Callable = lambda live: None, niceness: int = 0):
         # checked with each description it builds (load_urdf): a bad value is
@@ -78,6 +78,7 @@ class ModelService:
         self._mimic = mimic
         self._base = base
         self._joints = tuple(joints or ())
+        self._frames = tuple(frames or ())  # checked with each description, as joints
         self._prepare = prepare
         self._report_to = report
         self._installed = installed
@@ -231,7 +232,7 @@ class ModelService:
     def _load(self, origin: str, load: Callable[[], str]) -> Optional[ServedModel]:
         try:
             return load_description(load(), gravity=self._gravity, mimic=self._mimic,
-                                    base=self._base, joints=self._joints)
+                                    base=self._base, joints=self._joints, frames=self._frames)
         # Whatever a broken description raises, the last good model stays.
         except Exception as error:  # noqa: BLE001
             self._refuse("description", f"rejected robot description from {origin}: {error}")

@@ -40,6 +40,10 @@ PARAMETERS = (
     Parameter("joints", "", ANY,
               "Output joint order, a permutation of the actuated joints (a list of strings); "
               "\"\" (the default): model order"),
+    Parameter("frames", "", ANY,
+              "Task space: links (URDF names, fixed-joint children such as tool0 included) whose "
+              "pose, Jacobian and Jdot v every DynamicsState carries, a list of strings; \"\" "
+              "(the default): none; a link the model lacks refuses the model"),
     Parameter("gravity", [0.0, 0.0, -9.81], DOUBLES, "Gravity vector in the URDF root frame, m/s^2"),
     Parameter("publish_christoffel", False, BOOL,
               "Fill DynamicsState.christoffel_symbols on ~/state (nv^3 values per joint state)",

@@ -19,6 +19,7 @@ import numpy as np
 
 from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.served.base_state import BaseFrames, base_frames
+from robot_dynamics_ros.dynamics.algorithms.frames import frame_of
 from robot_dynamics_ros.dynamics.model.model import replace_payload
 from robot_dynamics_ros.dynamics.model.limits import MAX_URDF_BYTES, real_numbers
 from robot_dynamics_ros.dynamics.model.urdf import is_xml_text, read_urdf_file
@@ -141,7 +142,9 @@ class ServedModel:
     ``perm[i]`` the model index (in v) of output coordinate i (None when the
     output order is the model order). A floating-base model's outputs have
     its ``base`` coordinates first, then ``joints``; a fixed-base model has
-    no ``base`` coordinates.
+    no ``base`` coordinates. ``frames``: the links whose pose, Jacobian and
+    J̇v every DynamicsState carries (the node's ``frames`` parameter), checked
+    against the model by ``serve``.
     """
 
     payloads: Mapping[str, Payload]
@@ -149,6 +152,7 @@ class ServedModel:
     joints: Tuple[str, ...]
     perm: Optional[np.ndarray]
     description_sha256: str = ""  # of the description's text, hexadecimal
+    frames: Tuple[str, ...] = ()
 
     @cached_property  # read per joint state
     def base(self) -> Tuple[str, ...]:
@@ -259,14 +263,32 @@ def output_order(model, joints: Optional[Sequence[str]]) -> Tuple[Tuple[str, ...
     return joints, perm
 
 
-def serve(base, joints: Optional[Sequence[str]], payloads=(), description_sha256: str = "") -> ServedModel:
-    """Apply ``payloads`` to ``base`` and fix the output joint order.
+def checked_frames(model, frames: Optional[Sequence[str]]) -> Tuple[str, ...]:
+    """The ``frames`` parameter checked against the model: each a link of its
+    URDF, once. FrameError (a DynamicsError) naming the frame and listing the
+    known frames, ValueError for a name given twice."""
+    frames = tuple(frames or ())
+    for frame in frames:
+        try:
+            frame_of(model, frame)
+        except dynamics.FrameError as error:
+            raise dynamics.FrameError(f"the frames parameter: {error}") from None
+    repeated = sorted(f for f, count in Counter(frames).items() if count > 1)
+    if repeated:
+        raise ValueError(f"the frames parameter names a frame more than once: {', '.join(repeated)}")
+    return frames
 
-    Raises DynamicsError for an invalid payload, ValueError for a bad ``joints``.
+
+def serve(base, joints: Optional[Sequence[str]], payloads=(), description_sha256: str = "",
+          frames: Optional[Sequence[str]] = None) -> ServedModel:
+    """Apply ``payloads`` to ``base``, fix the output joint order and the frames.
+
+    Raises DynamicsError for an invalid payload or a frame the model lacks,
+    ValueError for a bad ``joints``.
     """
     order, perm = output_order(base, joints)
     served = ServedModel(payloads=MappingProxyType({}), model=base, joints=order, perm=perm,
-                         description_sha256=description_sha256)
+                         description_sha256=description_sha256, frames=checked_frames(base, frames))
     for payload in payloads:
         served = served.with_payload(payload)
     return served
@@ -280,12 +302,14 @@ def load_description(
     base: str = "auto",
     joints: Optional[Sequence[str]] = None,
     payloads=(),
+    frames: Optional[Sequence[str]] = None,
 ) -> ServedModel:
     """Check, parse and serve a URDF text; raises a ValueError with the reason.
 
-    ``base``: "fixed", "floating" or "auto", as ``dynamics.load_urdf`` takes it.
+    ``base``: "fixed", "floating" or "auto", as ``dynamics.load_urdf`` takes it;
+    ``frames``: the links every DynamicsState gives the pose, J and J̇v of.
     """
     check_description(text)
     model = dynamics.load_urdf(text, gravity=gravity, mimic=mimic, base=base)
     digest = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
-    return serve(model, joints, payloads, digest)
+    return serve(model, joints, payloads, digest, frames)

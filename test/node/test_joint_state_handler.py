@@ -9,15 +9,18 @@ definitions: no rclpy anywhere in this file.
 import time
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from paths import REPO
 from robots import PinocchioOracle, example_robot_urdf, load_pinocchio, urdf_text
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
+from robot_dynamics_ros import dynamics
 from robot_dynamics_ros.node.joint_state_handler import JointStateHandler, make_live
 from robot_dynamics_ros.node.model_service import ModelService
 from robot_dynamics_ros.node.parameters import BY_NAME, RUNTIME
 from robot_dynamics_ros.node.status import NodeStatus
+from robot_dynamics_ros.served.base_state import BaseStatePairing
 
 STORE = get_typestore(Stores.ROS2_JAZZY)
 STORE.register(get_types_from_msg((REPO / "msg" / "DynamicsState.msg").read_text(),
@@ -35,13 +38,16 @@ def joint_state(names, q, qd=(), effort=(), sec=100, nanosec=0) -> bytes:
 
 
 class Served:
-    """A model service serving panda, and a handler on it, as the node wires them."""
+    """A model service serving panda (or ``robot``), and a handler on it, as
+    the node wires them; ``frames``, ``base``, ``joints`` as the node's
+    parameters give them."""
 
-    def __init__(self, publish_arrays=False):
-        urdf = urdf_text(example_robot_urdf("panda"))
+    def __init__(self, publish_arrays=False, robot="panda", frames=(), base="auto", joints=()):
+        urdf = urdf_text(example_robot_urdf(robot))
         self.revision = 0
         defaults = {name: BY_NAME[name].default for name in RUNTIME}
-        self.service = ModelService(parameters=defaults, prepare=self._prepare)
+        self.service = ModelService(parameters=defaults, prepare=self._prepare, frames=frames,
+                                    base=base, joints=joints)
         self.service.request_description("test", lambda: urdf)
         self.service.start()
         deadline = time.monotonic() + 120
@@ -50,11 +56,13 @@ class Served:
         assert self.service.live is not None, dict(self.service.refused)
         self.status = NodeStatus()
         self.warnings = []
+        floating = bool(self.service.live.served.base)
         self.handler = JointStateHandler(
             live=lambda: self.service.live, christoffel=lambda: False, status=self.status,
-            base_states=None, publish_arrays=publish_arrays, warn=self.warnings.append)
+            base_states=BaseStatePairing(0.1) if floating else None, publish_arrays=publish_arrays,
+            warn=self.warnings.append)
         self.joints = list(self.service.live.served.model.joint_names)
-        self.oracle = PinocchioOracle(load_pinocchio(urdf), self.joints)
+        self.oracle = PinocchioOracle(load_pinocchio(urdf, free_flyer=floating), self.joints)
 
     def _prepare(self, served, old):
         self.revision += 1
@@ -130,3 +138,147 @@ def test_array_topics_carry_the_same_numbers():
         np.testing.assert_allclose(mass.data.reshape(n, n), it.oracle.mass_matrix(q), atol=1e-12)
     finally:
         it.service.stop()
+
+
+# Task space: the frames parameter's poses, Jacobians and J̇v
+
+
+def frame_fields(state, nv):
+    """A DynamicsState's frame fields: names, poses (k, 4, 4) from position and
+    quaternion, Jacobians (k, 6, nv), J̇v (k, 6)."""
+    k = len(state.frame_names)
+    poses = np.zeros((k, 4, 4))
+    for pose, out in zip(state.frame_poses, poses):
+        p, o = pose.position, pose.orientation
+        out[:3, :3] = pin.Quaternion(o.w, o.x, o.y, o.z).toRotationMatrix()
+        out[:3, 3], out[3, 3] = (p.x, p.y, p.z), 1.0
+        assert abs(np.linalg.norm([o.x, o.y, o.z, o.w]) - 1) < 1e-12
+    return (list(state.frame_names), poses, state.frame_jacobians.reshape(k, 6, nv),
+            state.frame_jacobian_dot_v.reshape(k, 6))
+
+
+def pinocchio_frames(oracle, frames, q, v):
+    """Pinocchio's frame placements, LOCAL_WORLD_ALIGNED Jacobians (columns in
+    our v order) and classical accelerations at qdd = 0."""
+    model, data = oracle.model, oracle.data
+    pq, pv = oracle.q(q), oracle.v(v)
+    pin.forwardKinematics(model, data, pq, pv, np.zeros(model.nv))
+    pin.computeJointJacobians(model, data, pq)
+    pin.updateFramePlacements(model, data)
+    out = []
+    for frame in frames:
+        fid = model.getFrameId(frame)
+        J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, oracle.order_v]
+        a = pin.getFrameClassicalAcceleration(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+        out.append((data.oMf[fid].homogeneous, J, np.concatenate((a.linear, a.angular))))
+    return out
+
+
+def check_frames(state, model, frames, oracle, order):
+    """The state's frame fields against the library at the state's own
+    position and velocity, and against Pinocchio; ``order``: the model index
+    (in v) of each of the message's coordinates."""
+    nv = len(state.names)
+    names, poses, jacobians, bias = frame_fields(state, nv)
+    assert names == list(frames)
+    q, v = np.asarray(state.position), np.asarray(state.velocity)
+    extra = len(q) - nv  # 1 for a floating base: its quaternion has 4 numbers for 3 speeds
+    q_model, v_model = q.copy(), np.empty(nv)
+    q_model[extra + order[6 * extra:]] = q[7 * extra:]  # joint j of v is entry j + extra of q
+    v_model[order] = v
+    for k, frame in enumerate(frames):
+        np.testing.assert_allclose(poses[k], dynamics.frame_placement(model, q_model, frame), atol=1e-12)
+        np.testing.assert_allclose(jacobians[k], dynamics.frame_jacobian(model, q_model, frame)[:, order],
+                                   atol=1e-12)
+        np.testing.assert_allclose(bias[k], dynamics.frame_jacobian_dot_v(model, q_model, v_model, frame),
+                                   atol=1e-12)
+    assert list(state.names[nv - len(oracle.joint_names):]) == list(oracle.joint_names)
+    for k, (X, J, a) in enumerate(pinocchio_frames(oracle, frames, q, v)):
+        np.testing.assert_allclose(poses[k], X, atol=1e-10)
+        np.testing.assert_allclose(jacobians[k], J, atol=1e-10)
+        np.testing.assert_allclose(bias[k], a, atol=1e-9)
+
+
+def test_frames_of_a_fixed_arm_against_the_library_and_pinocchio():
+    frames = ("panda_hand_tcp", "panda_link4")  # a link merged into the hand, and a body
+    probe = Served()
+    joints = probe.joints[::-1]  # the message's order is not the model's
+    probe.service.stop()
+    it = Served(frames=frames, joints=joints)
+    try:
+        rng = np.random.default_rng(48)
+        oracle = PinocchioOracle(it.oracle.model, joints)
+        model = it.service.live.served.model
+        order = np.array([model.joint_names.index(j) for j in joints])
+        for sec in range(1, 4):
+            q, qd = rng.uniform(-1.5, 1.5, len(joints)), rng.uniform(-2, 2, len(joints))
+            state = STORE.deserialize_cdr(it.handler.handle(joint_state(joints, q, qd, sec=sec)).state,
+                                          "robot_dynamics_ros/msg/DynamicsState")
+            assert list(state.names) == joints
+            check_frames(state, model, frames, oracle, order)
+    finally:
+        it.service.stop()
+
+
+def odometry(stamp_sec, position, velocity, child, frame="odom") -> bytes:
+    Odometry = STORE.types["nav_msgs/msg/Odometry"]
+    geometry = {name: STORE.types[f"geometry_msgs/msg/{name}"] for name in
+                ("Pose", "Point", "Quaternion", "PoseWithCovariance", "Twist", "TwistWithCovariance",
+                 "Vector3")}
+    pose = geometry["Pose"](position=geometry["Point"](*position[:3]),
+                            orientation=geometry["Quaternion"](*position[3:]))
+    twist = geometry["Twist"](linear=geometry["Vector3"](*velocity[:3]),
+                              angular=geometry["Vector3"](*velocity[3:]))
+    msg = Odometry(header=Header(stamp=Time(sec=stamp_sec, nanosec=0), frame_id=frame), child_frame_id=child,
+                   pose=geometry["PoseWithCovariance"](pose=pose, covariance=np.zeros(36)),
+                   twist=geometry["TwistWithCovariance"](twist=twist, covariance=np.zeros(36)))
+    return bytes(STORE.serialize_cdr(msg, "nav_msgs/msg/Odometry"))
+
+
+def test_frames_of_a_floating_base_against_the_library_and_pinocchio():
+    frames = ("FL_FOOT", "HR_FOOT")
+    it = Served(robot="solo12", frames=frames, base="floating")
+    try:
+        rng = np.random.default_rng(12)
+        served = it.service.live.served
+        n = len(it.joints)
+        for sec in range(1, 4):
+            quaternion = rng.normal(size=4)
+            position = np.concatenate((rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion)))
+            velocity = rng.uniform(-1, 1, 6)
+            it.handler.add_odometry(odometry(sec, position, velocity, served.root_link))
+            q, qd = rng.uniform(-1, 1, n), rng.uniform(-2, 2, n)
+            published = it.handler.handle(joint_state(it.joints, q, qd, sec=sec))
+            assert published is not None, dict(it.status.dropped)
+            state = STORE.deserialize_cdr(published.state, "robot_dynamics_ros/msg/DynamicsState")
+            assert state.header.frame_id == "odom"
+            np.testing.assert_array_equal(state.position[:7], position)
+            check_frames(state, served.model, frames, it.oracle, np.arange(6 + n))
+    finally:
+        it.service.stop()
+
+
+def test_without_frames_the_frame_fields_are_empty(served):
+    n = len(served.joints)
+    state = STORE.deserialize_cdr(served.handler.handle(joint_state(served.joints, np.zeros(n))).state,
+                                  "robot_dynamics_ros/msg/DynamicsState")
+    assert (list(state.frame_names), list(state.frame_poses), state.frame_jacobians.size,
+            state.frame_jacobian_dot_v.size) == ([], [], 0, 0)
+
+
+def test_an_unknown_frame_refuses_the_model_naming_the_frame_and_the_known_ones():
+    reports = []
+    service = ModelService(parameters={name: BY_NAME[name].default for name in RUNTIME},
+                           frames=("panda_hand_tcp", "tool_that_is_not"), report=reports.append)
+    service.request_description("test", lambda: urdf_text(example_robot_urdf("panda")))
+    service.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not service.refused and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert service.live is None and service.refused["description"] == 1
+        (report,) = reports
+        assert "'tool_that_is_not'" in report and "frames parameter" in report
+        assert "panda_hand_tcp" in report and "panda_link0" in report  # the known frames
+    finally:
+        service.stop()
