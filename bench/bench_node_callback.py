@@ -73,7 +73,10 @@ def time_callbacks(node, live, rng, names, floating, first_second, count):
             pair.insert(0, serialize_message(harness.odometry(stamp, pose, rng.uniform(-1, 1, 6),
                                                               live.served.root_link)))
         messages.append(pair)
-    callbacks = (node._handler.add_odometry, node._on_joint_state) if floating else (node._on_joint_state,)
+    # each joint state with the message info of its take, numbered on as one DDS writer numbers them
+    infos = iter([{"publication_sequence_number": k + 1} for k in range(len(messages))])
+    on_joint_state = lambda data: node._on_joint_state(data, next(infos))  # noqa: E731
+    callbacks = (node._handler.add_odometry, on_joint_state) if floating else (on_joint_state,)
     processed, dropped = node._status.processed, sum(node._status.dropped.values())
     times = np.empty(count)
     for k, pair in enumerate(messages):

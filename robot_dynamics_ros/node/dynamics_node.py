@@ -15,6 +15,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import gc
+import inspect
 import sys
 from typing import Optional
 
@@ -93,6 +94,25 @@ def _frame_list(frames):
     return tuple(frames)
 
 
+_MESSAGE_AND_INFO = inspect.Signature([
+    inspect.Parameter("message", inspect.Parameter.POSITIONAL_ONLY),
+    inspect.Parameter("info", inspect.Parameter.POSITIONAL_ONLY)])
+
+
+def _with_message_info(callback):
+    """``callback(message, info)`` as a subscription callback that gets the
+    message info of each take from either executor. rclpy passes the info
+    to a callback whose signature takes two arguments and not one; then its
+    executors call it with ``(message, info)``, but the EventsExecutor of
+    these wheels with the one tuple ``((message, info),)``. So the callback
+    says it takes two and takes both forms."""
+    def on_take(*taken):
+        message, info = taken[0] if len(taken) == 1 else taken
+        callback(message, info)
+    on_take.__signature__ = _MESSAGE_AND_INFO
+    return on_take
+
+
 class DynamicsNode(Node):
     """Subscriptions, publishers, timers and services around the model
     service and the joint-state handler; each callback is a few lines."""
@@ -161,12 +181,15 @@ class DynamicsNode(Node):
 
     def _create_subscriptions(self, odometry: bool):
         """Joint states and odometry as serialized bytes, which the handler
-        reads itself: rclpy's Python messages cost more than the reading. No
-        message_lost event handler: with the Fast DDS of the Jazzy wheels,
-        taking that event can deadlock against DDS's receive thread
-        (rmw_fastrtps PR #890); ``stamp_gaps`` counts losses instead."""
+        reads itself: rclpy's Python messages cost more than the reading.
+        Joint states with the message info of each take (``_with_message_info``),
+        whose DDS sequence numbers count the joint states lost before the
+        callback (``losses``). No message_lost event handler: with
+        the Fast DDS of the Jazzy wheels, taking that event can deadlock
+        against DDS's receive thread (rmw_fastrtps PR #890), and a KEEP_LAST
+        queue that overflows does not raise it."""
         self._joint_states_topic = self.create_subscription(
-            JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS,
+            JointState, "joint_states", _with_message_info(self._on_joint_state), JOINT_STATES_QOS,
             qos_overriding_options=QoSOverridingOptions.with_default_policies(), raw=True).topic_name
         self.create_subscription(InertiaStamped, "~/payload", self._on_payload, 10)
         if odometry:
@@ -244,9 +267,10 @@ class DynamicsNode(Node):
         self._status.error(text)
         self.get_logger().warning(text)
 
-    def _on_joint_state(self, data: bytes):
-        """The hot path (executor thread)."""
-        published = self._handler.handle(data)
+    def _on_joint_state(self, data: bytes, info):
+        """The hot path (executor thread): ``info`` is the message info of the
+        take (a dict, ``publication_sequence_number`` among its keys)."""
+        published = self._handler.handle(data, info)
         if published is not None:
             self._publish(published)
 

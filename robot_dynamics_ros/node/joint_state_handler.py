@@ -7,13 +7,16 @@ state from its serialized bytes (``messages.cdr_inputs``), matches it to the
 model's joints, pairs a floating base with its odometry, computes every term
 in one ``all_terms`` call and serializes the outputs from templates
 (``messages.outputs``); a joint state it cannot answer is counted by reason
-in ``NodeStatus``, with a throttled warning. The node only subscribes and
-publishes (``dynamics_node``).
+in ``NodeStatus``, with a throttled warning, and so are the joint states
+lost before it (``lost_before_callback``: holes in each DDS writer's
+sequence numbers, ``losses``; from the stamps, ``stamp_gaps``, only where
+the transport gives no numbers). The node only subscribes and publishes
+(``dynamics_node``).
 """
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Mapping, NamedTuple, Optional, Tuple
 
 from robot_dynamics_ros.dynamics import StateError
 from robot_dynamics_ros.messages.cdr import CdrTemplate
@@ -22,6 +25,8 @@ from robot_dynamics_ros.messages.inputs import JointStateMatcher, JointStateReje
 from robot_dynamics_ros.messages.outputs import (
     ARRAY_TOPICS, array_templates, compute_outputs, state_frame, state_template, state_values)
 from robot_dynamics_ros.node.effort_window import EffortWindow
+from robot_dynamics_ros.node.losses import SequenceLosses
+from robot_dynamics_ros.node.losses import key as writer_key
 from robot_dynamics_ros.node.stamp_gaps import StampGaps
 from robot_dynamics_ros.node.status import NodeStatus, Throttle
 from robot_dynamics_ros.served.base_state import BaseStatePairing, BaseStateRejected, full_state, stamp_ns
@@ -102,23 +107,38 @@ class JointStateHandler:
         self._publish_arrays = publish_arrays
         self._warn = warn
         self._reader = JointStateReader()
-        self._stamp_gaps = StampGaps()
+        self._sequences = SequenceLosses()
+        self._stamp_gaps = StampGaps()  # only for a transport without sequence numbers
         self._drop_warnings, self._odometry_warnings = Throttle(WARNING_PERIOD), Throttle(WARNING_PERIOD)
 
-    def handle(self, data: bytes) -> Optional[Published]:
+    def handle(self, data: bytes, info: Optional[Mapping] = None) -> Optional[Published]:
         """The messages answering the serialized sensor_msgs/JointState
-        ``data``, or None when it is dropped (counted by reason)."""
+        ``data``, or None when it is dropped (counted by reason). ``info``:
+        the message info of its take (rclpy's dict), whose
+        ``publication_sequence_number`` counts the joint states lost before
+        it; without one (None or 0: the transport gives none) they are
+        guessed from the header stamps."""
         start = time.perf_counter_ns()
+        sequence = info.get("publication_sequence_number") if info else None
         try:
             msg = self._reader.read(data)
         except MalformedMessage as error:
+            if sequence:
+                self._sequences.skip(sequence)  # dropped as malformed, not lost
             return self._drop("malformed", str(error))
         stamp = msg.stamp
-        lost = self._stamp_gaps.missing(stamp, msg.name)
-        if lost:
-            # counted on the stream's grid of stamps: a healthy stream counts none
-            self._drop("stamp_gap", f"{lost} joint states lost, found by stamp "
-                       f"{stamp.sec}.{stamp.nanosec:09d}", lost)
+        if sequence:
+            # each writer's numbers, writers told apart by their joint names
+            lost = self._sequences.lost(sequence, writer_key(msg.name))
+            if lost:
+                self._drop("lost_before_callback", f"{lost} joint states lost before the callback "
+                           f"(before sequence number {sequence} of their publisher)", lost)
+        else:
+            lost = self._stamp_gaps.missing(stamp, msg.name)
+            if lost:
+                # counted on the stream's grid of stamps: a healthy stream counts none
+                self._drop("lost_before_callback", f"{lost} joint states lost, found by stamp "
+                           f"{stamp.sec}.{stamp.nanosec:09d} (no sequence numbers)", lost)
         live = self._live()
         if live is None:
             # the start-up: the node's waiting line says what it waits for

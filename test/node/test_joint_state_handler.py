@@ -282,3 +282,38 @@ def test_an_unknown_frame_refuses_the_model_naming_the_frame_and_the_known_ones(
         assert "panda_hand_tcp" in report and "panda_link0" in report  # the known frames
     finally:
         service.stop()
+
+
+def info(sequence):
+    """The message info of a take, as rclpy passes it with Fast DDS."""
+    return {"source_timestamp": 0, "received_timestamp": 0, "publication_sequence_number": sequence,
+            "reception_sequence_number": None}
+
+
+def test_joint_states_lost_before_the_callback_are_counted_from_sequence_numbers():
+    """Holes in the publisher's numbers are lost joint states, whatever the
+    stamps say (here: every stamp the same); a malformed one takes its
+    number; one warning for them all."""
+    it = Served()
+    try:
+        data = joint_state(it.joints, np.zeros(len(it.joints)))
+        for sequence in (5, 6, 7, 10, 11):  # the first seen at 5: nothing lost to the node
+            assert it.handler.handle(data, info(sequence)) is not None
+        it.handler.handle(b"\x00\x01\x00\x00", info(12))
+        it.handler.handle(data, info(13))
+        it.handler.handle(data, info(20))
+        assert it.status.dropped["lost_before_callback"] == 2 + 6
+        assert it.status.dropped["malformed"] == 1 and it.status.processed == 7
+        assert len(it.warnings) == 1 and "lost_before_callback" in it.warnings[0]
+    finally:
+        it.service.stop()
+
+
+def test_without_sequence_numbers_a_steady_stream_counts_no_loss(served):
+    """A transport that gives no numbers (None, or 0): the stamps are used."""
+    before = served.status.dropped["lost_before_callback"]
+    for k in range(400):
+        served.handler.handle(joint_state(served.joints, np.zeros(len(served.joints)),
+                                          sec=200 + k // 1000, nanosec=(k % 1000) * 1_000_000),
+                              info(0) if k % 2 else None)
+    assert served.status.dropped["lost_before_callback"] == before
