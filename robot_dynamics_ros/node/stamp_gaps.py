@@ -1,4 +1,8 @@
-"""Joint states lost before the node took them, counted from their header stamps.
+"""Joint states lost before the node took them, guessed from their header stamps.
+
+The fallback of ``losses`` (which counts them exactly from each DDS
+writer's sequence numbers) for a transport whose message info gives no
+sequence numbers; with the Fast DDS of the Jazzy wheels it is never used.
 
 When the node falls behind, its KEEP_LAST subscription queue overwrites the
 oldest joint states and DDS reports no loss: the only trace is a jump in the

@@ -220,6 +220,7 @@ def test_an_overflowing_queue_counts_exactly_what_it_lost(overflowing_node):
         time.sleep(0.1)
     after = settled(panda)
     processed, lost, other = (a - b for a, b in zip(after, before))
+    print(f"sent {sent + 1}, processed {processed}, lost {lost}")
     assert other == 0, after
     assert processed + lost == sent + 1, (processed, lost, sent)
     assert lost > sent // 2, (processed, lost, sent)
