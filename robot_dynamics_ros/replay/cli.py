@@ -70,6 +70,9 @@ def _model_arguments(parser):
                         help="URDF file; default: the first message on /robot_description in the bag")
     parser.add_argument("--payload", nargs=len(PAYLOAD_ARGUMENTS), action="append", default=[],
                         metavar=PAYLOAD_ARGUMENTS, help=PAYLOAD_HELP + "; repeat for more links")
+    parser.add_argument("--frames", nargs="+", default=[], metavar="FRAME",
+                        help="links whose pose, Jacobian and Jdot v each DynamicsState carries, as "
+                        "the node's frames parameter (default: none)")
     parser.add_argument("--joint-states", default="/joint_states", metavar="TOPIC",
                         help="sensor_msgs/JointState topic to replay (default: %(default)s)")
     parser.add_argument("--base", choices=("auto", "fixed", "floating"), default="auto",

@@ -47,7 +47,8 @@ def load_model(reader, args, input_path: Path) -> ServedModel:
             raise ReplayError(f"no /robot_description message in {str(input_path)!r}; pass --urdf FILE")
         text = msg.data
     try:
-        return load_description(text, base=args.base, payloads=payloads_from_args(args.payload))
+        return load_description(text, base=args.base, payloads=payloads_from_args(args.payload),
+                                frames=getattr(args, "frames", None))
     except ValueError as error:
         raise ReplayError(f"model from {origin}: {error}") from error
 
