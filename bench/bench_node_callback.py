@@ -1,6 +1,7 @@
 """The node's joint-state callback in process: what one joint state costs the node.
 
     python bench/bench_node_callback.py [--states 20000] [--robot panda] [--floating]
+                                        [--frames F1 F2 ...]
 
 Starts the node in this process (real rclpy, its publishers live, with
 ``publish_arrays`` on so that both kinds of output exist), waits until it
@@ -22,6 +23,10 @@ on both alike):
   ``~/mass_matrix``, ``~/coriolis_matrix``, ``~/coriolis_bounds`` and
   ``~/gravity_torques`` (four topics; five with ``--christoffel``);
 and the DynamicsState's size in bytes.
+
+``--frames``: the node's ``frames`` parameter (the task space: each
+DynamicsState also carries those links' poses, Jacobians and J̇v); run
+with and without it to see what the frames cost per joint state.
 """
 import argparse
 import sys
@@ -96,6 +101,8 @@ def main():
     parser.add_argument("--robot", default="panda")
     parser.add_argument("--floating", action="store_true", help="serve the robot as a floating base")
     parser.add_argument("--christoffel", action="store_true", help="with Gamma (publish_christoffel)")
+    parser.add_argument("--frames", nargs="+", default=[], metavar="FRAME",
+                        help="the node's frames parameter: links whose pose, J and Jdot v ~/state carries")
     args = parser.parse_args()
     harness.isolate_ros_environment()
     rclpy.init()
@@ -104,7 +111,8 @@ def main():
         Parameter("urdf_file", value=path), Parameter("publish_arrays", value=True),
         Parameter("base", value="floating" if args.floating else "fixed"),
         Parameter("publish_christoffel", value=args.christoffel),
-        Parameter("kc_refinement.time_budget", value=0.0)])
+        Parameter("kc_refinement.time_budget", value=0.0)]
+        + ([Parameter("frames", value=list(args.frames))] if args.frames else []))
     try:
         deadline = time.monotonic() + 300
         while node._service.live is None and time.monotonic() < deadline:
@@ -115,7 +123,8 @@ def main():
         rng = np.random.default_rng(0)
         states = [harness.joint_state(names, q, qd, stamp_=harness.stamp(1, k))
                   for k, (q, qd) in enumerate(rng.uniform(-1, 1, (args.states, 2, len(names))))]
-        label = f"{args.robot} ({model.nv} DoF{', floating' if args.floating else ''})"
+        label = (f"{args.robot} ({model.nv} DoF{', floating' if args.floating else ''}"
+                 f"{', frames ' + ' '.join(args.frames) if args.frames else ''})")
         timed = "odometry and joint state callbacks" if args.floating else "callback"
         stored = compute_outputs(model, *full_state_of(live, states[0], args.floating), args.christoffel)
         for without_dynamics in (False, True):
