@@ -10,32 +10,37 @@ nothing and leaves none. So the count is exact: sent = taken + lost.
 
 With the Fast DDS of the Jazzy wheels the info holds ``source_timestamp``,
 ``received_timestamp``, ``publication_sequence_number`` and
-``reception_sequence_number`` (None): not the writer's GID. Samples of
-several writers on one topic are told apart by what they carry and by
-their numbers. By their joint names first, as the stamp heuristic did (an
-arm's driver and a gripper's publish different ones): each name list (its
-length, first and last name) has its own tracks, at most ``MAX_KEYS`` of
-them. Within one name list each writer is a *track* holding the last
-number taken from it, and a sample continues the track whose last number
-is the highest below its own (the closest predecessor); the numbers
-between them are lost. A sample with no track below it starts a new one,
-lost nothing: a new writer, a writer that restarted (its numbers start
-again from 1) and the first sample taken from a writer that wrote before
-the node subscribed. At most ``MAX_TRACKS`` tracks are kept per name
-list, the least recently continued one given up for a new one.
+``reception_sequence_number`` (None): not the writer's GID. So writers are
+told apart by their numbers, with their joint names (their count, first
+and last name: ``key``) as a hint. Each writer is a *track*: the last
+number taken from it and the names that came with it. A sample
 
-Writers of the same joint names (a misconfiguration, or a driver restarted
-while its old process still publishes) are counted right when they move
-in step (started together at one rate: the tracks may swap writers, the
-numbers skipped are the same) and when the one seen later numbers below
-the other. What cannot be told without a GID: a writer of the same names
-first seen numbering above another's last number looks like a hole in the
-other's numbers (counted lost once); and a hole in one writer's numbers
-that spans another's last number is counted short. A single writer, or
-writers of different names, are counted exactly.
+1. continues a track it follows on directly (the number after its last,
+   one with the same names first): nothing lost;
+2. else continues the track whose last number is the highest below its own
+   (the closest predecessor) if that track's names are its own: the numbers
+   between them are lost;
+3. else starts a new track, nothing lost: a new writer, a writer that
+   restarted (its numbers start again from 1), the first sample taken from
+   a writer that wrote before the node subscribed, and a hole at which the
+   names change.
+
+At most ``MAX_TRACKS`` tracks are kept, the least recently continued one
+given up for a new one. The count is never high for one writer, whatever
+names it publishes (its old tracks stay below its live one): a writer of
+one name list, the common case, is counted exactly; one that alternates
+name lists (an arm's and a gripper's joints in turn) misses a hole only
+where the names change across it. Writers of different names whose numbers
+stay apart (started at different times) are counted exactly; in step
+(started together at one rate) a hole may be missed, never added. Writers
+of the same names (a misconfiguration, or a driver restarted while its old
+process still publishes) cannot be told apart: in step they are counted
+exactly (the tracks may swap writers, the numbers skipped stay the same),
+but one first seen numbering above the other's last number looks like a
+hole in the other's numbers and is counted lost once.
 
 A sample whose names cannot be read (malformed) continues the track that
-its number continues, if one does: it is dropped as malformed, not lost.
+its number follows on, if one does: it is dropped as malformed, not lost.
 
 No ROS here: the handler passes the numbers.
 """
@@ -43,55 +48,66 @@ No ROS here: the handler passes the numbers.
 
 class SequenceLosses:
     """``lost(sequence, key) -> int``: the samples skipped before the one
-    numbered ``sequence`` by its writer (0 for a writer's first), the
-    writers of each ``key`` (``key(names)``) followed apart."""
+    numbered ``sequence`` by its writer (0 for a writer's first), ``key``
+    the names it carries (``key(names)``)."""
 
     MAX_TRACKS = 8
-    MAX_KEYS = 8
 
-    __slots__ = ("_keys",)
+    __slots__ = ("_tracks",)
 
     def __init__(self):
-        # key -> the last number taken from each writer, the most recently continued first
-        self._keys = {}
+        # [last number, key] of each writer followed, the most recently continued first
+        self._tracks = []
 
     def lost(self, sequence: int, key=()) -> int:
-        tracks = self._keys.get(key)
-        if tracks is None:
-            if len(self._keys) >= self.MAX_KEYS:
-                return 0
-            tracks = self._keys[key] = []
+        tracks = self._tracks
         # the hot path: one writer, in order
-        if tracks and tracks[0] == sequence - 1:
-            tracks[0] = sequence
-            return 0
-        best = -1
-        for index, last in enumerate(tracks):
-            if last < sequence and (best < 0 or last > tracks[best]):
-                best = index
-        if best < 0:
-            # a new writer, a restarted one, or one first seen mid-stream
-            tracks.insert(0, sequence)
-            del tracks[self.MAX_TRACKS:]
-            return 0
-        lost = sequence - tracks.pop(best) - 1
-        tracks.insert(0, sequence)
+        if tracks:
+            track = tracks[0]
+            if track[0] == sequence - 1 and track[1] == key:
+                track[0] = sequence
+                return 0
+        follows = closest = None
+        for track in tracks:
+            last = track[0]
+            if last == sequence - 1:
+                if track[1] == key:
+                    return self._continue(track, sequence, key, 0)
+                if follows is None:
+                    follows = track
+            if last < sequence and (closest is None or last > closest[0]):
+                closest = track
+        if closest is not None and closest[1] == key:
+            return self._continue(closest, sequence, key, sequence - closest[0] - 1)
+        if follows is not None:
+            return self._continue(follows, sequence, key, 0)
+        # a new writer, a restarted one, one first seen mid-stream, or new names after a hole
+        tracks.insert(0, [sequence, key])
+        del tracks[self.MAX_TRACKS:]
+        return 0
+
+    def _continue(self, track, sequence: int, key, lost: int) -> int:
+        track[0], track[1] = sequence, key
+        tracks = self._tracks
+        if tracks[0] is not track:
+            # by identity: two tracks may hold equal values
+            del tracks[next(i for i, t in enumerate(tracks) if t is track)]
+            tracks.insert(0, track)
         return lost
 
     def skip(self, sequence: int):
-        """A sample of no known key (unreadable): the track its number
-        continues, if any, takes it, so that it leaves no hole."""
-        for tracks in self._keys.values():
-            for index, last in enumerate(tracks):
-                if last == sequence - 1:
-                    tracks[index] = sequence
-                    return
+        """A sample of unknown names (unreadable): the track its number
+        follows on, if any, takes it, so that it leaves no hole."""
+        for track in self._tracks:
+            if track[0] == sequence - 1:
+                track[0] = sequence
+                return
 
-    def tracks(self, key=()) -> int:
-        """How many writers of ``key`` are followed."""
-        return len(self._keys.get(key, ()))
+    def tracks(self) -> int:
+        """How many writers are followed."""
+        return len(self._tracks)
 
 
 def key(names) -> tuple:
-    """The key of a joint state's writer by its names: their count, first and last."""
+    """A joint state's names as the hint to its writer: their count, first and last."""
     return (len(names), names[0], names[-1]) if len(names) else ()
