@@ -128,7 +128,7 @@ class JointStateHandler:
             return self._drop("malformed", str(error))
         stamp = msg.stamp
         if sequence:
-            # each writer's numbers, writers told apart by their joint names
+            # holes in each writer's numbers, its joint names a hint to which writer
             lost = self._sequences.lost(sequence, writer_key(msg.name))
             if lost:
                 self._drop("lost_before_callback", f"{lost} joint states lost before the callback "
