@@ -190,7 +190,10 @@ def test_bad_joint_states_are_dropped_and_counted(panda):
     after = peer.diagnostics(counted, timeout=5.0)
     for kind, count in expected_drops.items():
         assert int(after[f"dropped.{kind}"]) - int(before.get(f"dropped.{kind}", 0)) == count, kind
-    assert int(after["dropped"]) - int(before["dropped"]) == len(BAD_JOINT_STATES)
+    # refused, by reason; samples an earlier test's burst lost in transport
+    # are counted apart (lost_before_callback) when this writer's next one comes
+    lost = int(after.get("dropped.lost_before_callback", 0)) - int(before.get("dropped.lost_before_callback", 0))
+    assert int(after["dropped"]) - int(before["dropped"]) - lost == len(BAD_JOINT_STATES)
     assert after["last_error"].startswith("dropped joint_states")
     assert peer.count("state") - outputs_before == good, "a dropped message was published"
     assert panda.node.alive()
