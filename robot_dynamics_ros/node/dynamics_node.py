@@ -75,7 +75,7 @@ LEVELS = {OK: DiagnosticStatus.OK, WARN: DiagnosticStatus.WARN, ERROR: Diagnosti
 
 
 def _joint_order(joints):
-    """The ``joints`` parameter as a tuple of names, or None for the model's order."""
+    """The ``joints`` parameter as a list of names, or None for the model's order."""
     if joints == "":
         return None
     if not (isinstance(joints, list) and all(isinstance(j, str) for j in joints)):

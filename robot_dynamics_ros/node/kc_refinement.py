@@ -39,11 +39,12 @@ from pathlib import Path
 from typing import Optional
 
 from robot_dynamics_ros.dynamics.kc import refinement_for
+from robot_dynamics_ros.node.parameters import BY_NAME
 
 STEP_SECONDS = 0.1  # one refinement step: how late a model switch or a stop is noticed
-# seconds of refinement per model unless asked: none (the node's
-# ``kc_refinement.time_budget`` parameter should default to this)
-DEFAULT_TIME_BUDGET = 0.0
+# the node's parameters' defaults (its one table): no refinement unless asked
+DEFAULT_TIME_BUDGET = BY_NAME["kc_refinement.time_budget"].default
+DEFAULT_MEMORY_LIMIT_MB = BY_NAME["kc_refinement.memory_limit_mb"].default
 
 
 class KcRefiner:
@@ -55,7 +56,8 @@ class KcRefiner:
     own work memory; ``niceness``: the worker's nice value.
     """
 
-    def __init__(self, *, time_budget: float = DEFAULT_TIME_BUDGET, memory_limit_mb: float = 160.0,
+    def __init__(self, *, time_budget: float = DEFAULT_TIME_BUDGET,
+                 memory_limit_mb: float = DEFAULT_MEMORY_LIMIT_MB,
                  niceness: int = 0):
         self._time_budget = float(time_budget)
         self._memory_limit_mb = float(memory_limit_mb)
