@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 
 def _node(context):
     """robot_dynamics.launch.py, with the PUMA's certificates for the PUMA
-    (demo_puma.CERTIFICATES, found without importing the package's numerics)."""
+    (demo.puma.CERTIFICATES, found without importing the package's numerics)."""
     arguments = {"namespace": LaunchConfiguration("namespace").perform(context)}
     if LaunchConfiguration("robot").perform(context) == "puma":
         demo_puma = importlib.util.find_spec("robot_dynamics_ros.demo.puma").origin

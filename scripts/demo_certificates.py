@@ -2,7 +2,7 @@
 payload the demo puts on midway (``demo_monitor.PUMA.payload``), made by
 ``robot_dynamics_certify`` into ``robot_dynamics_ros/demo/certificates/``, where
 the demo's node and its simulated PUMA find them by model hash
-(``demo_puma.CERTIFICATES``). Run it again when the PUMA, the demo's payload
+(``demo.puma.CERTIFICATES``). Run it again when the PUMA, the demo's payload
 or the certificate method changes (``test/demo/test_demo_certificates.py`` fails
 until then):
 

@@ -68,7 +68,7 @@ compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
   # the demo runs, below (numba's cache is keyed by the file), in two
-  # processes (demo_puma.compile_kernels): the build gets what they leave.
+  # processes (demo.puma.compile_kernels): the build gets what they leave.
   PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo.puma &
   compiling=$! build=(nice -n 10)
 fi

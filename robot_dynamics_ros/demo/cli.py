@@ -181,7 +181,7 @@ def main(argv=None):
     monitor = Monitor(options.rate, options.duration, robot, node_log=not options.no_node)
     nodes.append(monitor)
     if not options.no_node:
-        # the PUMA's K_c certificates (demo_puma): its interval from the first output
+        # the PUMA's K_c certificates (demo.puma): its interval from the first output
         certificates = [Parameter("kc_certificate", value=str(CERTIFICATES))] if options.robot == "puma" else []
         node = DynamicsNode(parameter_overrides=certificates)
         nodes.append(node)

@@ -3,7 +3,7 @@ say about the model.
 
 The replay hands every chunk's matched joint states with their efforts to an
 ``EffortSeries``; at the end ``analyse`` runs ``residuals`` and
-``payload_identification`` (ROS-free modules, shared with the node) on the
+``identification.payload`` (ROS-free modules, shared with the node) on the
 whole series. A bag without efforts, or a floating base (whose base wrench
 no joint measures), gets a warning and the replay goes on.
 """

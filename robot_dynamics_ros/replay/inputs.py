@@ -1,8 +1,8 @@
 """The replay's inputs: the model to serve, and the bag's joint states (and
 odometry, for a floating base) turned into arrays by the node's own rules.
 
-Model and payloads come from ``model_source`` and the matching from
-``messages``, as in the node; ``bag_io`` reads the bag.
+Model and payloads come from ``served.model`` and the matching from
+``messages.inputs``, as in the node; ``bags`` reads the bag.
 """
 
 from collections import Counter
@@ -57,7 +57,7 @@ def match_chunk(matcher: JointStateMatcher, times, raws, dropped: Counter, reaso
                 efforts: bool = False):
     """(times, stamps (k, 2), q, qd) of the usable messages of a chunk, by the node's rules.
 
-    Groups that ``bag_io`` read as arrays are checked by ``matcher.match`` on
+    Groups that ``bags`` read as arrays are checked by ``matcher.match`` on
     their first message (names and lengths are the same for the whole group)
     and take their columns with ``matcher.indices``. Every other message, and
     any with a non-finite value, goes through ``matcher.match`` alone, which

@@ -1,4 +1,4 @@
-"""The demo's simulated PUMA (demo_puma): one control period against an
+"""The demo's simulated PUMA (demo.puma): one control period against an
 independent integration (scipy's Runge-Kutta with tight tolerances) of the
 articulated-body forward dynamics, a second algorithm, under the same held
 torque; and the computed-torque loop tracking Eq. (38) of Mohan and Saha."""

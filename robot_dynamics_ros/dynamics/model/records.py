@@ -207,7 +207,7 @@ def data_type(model, dtype):
 
     The records' constructors are compiled kernels too: with this type the
     other kernels can be compiled for a model's data before the constructors
-    are (``demo_puma.compile_kernels`` does so, in two processes). The types
+    are (``demo.puma.compile_kernels`` does so, in two processes). The types
     are those numba gives the constructors' arguments."""
     def field_types(fields):
         return [(name, numba.typeof(value, Purpose.argument)) for name, value in fields.items()]
