@@ -37,10 +37,11 @@ def model_and_oracle():
 
 
 def pytest_configure(config):
-    """Fill numba's cache with the shared kernels before any test runs (in
-    the controlling process only, not in pytest-xdist's workers): the fixed-
-    and the floating-base kernels compile side by side, each once. With a
-    warm cache this loads them and costs a few seconds."""
+    """Fill numba's cache with the shared kernels before any test runs, in
+    a run spread over pytest-xdist's workers (in the controlling process
+    only): the fixed- and the floating-base kernels compile side by side,
+    each once, instead of in every worker that needs them. With a warm cache
+    this loads them and costs a few seconds."""
     import os
     import subprocess
     import sys
@@ -48,7 +49,9 @@ def pytest_configure(config):
 
     if hasattr(config, "workerinput") or os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return
-    if config.getoption("collectonly", False):
+    # only for runs spread over workers (scripts/run.sh test): one file run
+    # on its own compiles what it needs, and a file of docs tests nothing
+    if config.getoption("collectonly", False) or not config.getoption("numprocesses", None):
         return
     support = Path(__file__).resolve().parent / "support"
     env = dict(os.environ)
