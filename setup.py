@@ -12,11 +12,18 @@ the ``lib/robot_dynamics_ros`` launchers into the environment's prefix.
 Nothing needs sourcing afterwards: the ros-wheels bootstrapper puts
 ``<prefix>/lib`` on the library path. colcon ignores this file (the package
 is ament_cmake).
+
+Beside the messages, ``build_py`` compiles the kernels a node's first output
+runs into the built package (``robot_dynamics_ros.dynamics.precompile``,
+``__kernel_cache__``), with the Python that builds, when it has the
+package's requirements (a build without isolation: ``scripts/run.sh``,
+``pip install --no-build-isolation``); ``ROBOT_DYNAMICS_PRECOMPILE=0`` skips it.
 """
 
 import hashlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -57,12 +64,39 @@ def _build_dir(prefix: Path) -> Path:
     return ROOT / "build" / f"messages-{key}"
 
 
+def _start_precompile(build_lib: Path):
+    """``dynamics.precompile`` on the built package in a process of its own,
+    which runs beside the messages' build; None when skipped."""
+    if os.environ.get("ROBOT_DYNAMICS_PRECOMPILE", "1") == "0":
+        return None
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "ROBOT_DYNAMICS_KERNEL_CACHE")}
+    # the built copy first, then this Python's own site-packages, where an
+    # earlier install's kernels of the same sources are copied from
+    env["PYTHONPATH"] = str(build_lib.resolve())
+    return subprocess.Popen([sys.executable, "-m", f"{PACKAGE}.dynamics.precompile"], cwd=build_lib, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _finish_precompile(process) -> None:
+    if process is None:
+        return
+    output, _ = process.communicate()
+    if process.returncode:
+        # not an error: the node compiles what it needs at its first start
+        print(f"robot_dynamics_ros: kernels not precompiled (the building Python lacks the package's "
+              f"requirements?); the first start compiles them. Its output:\n{output[-2000:]}", file=sys.stderr)
+    else:
+        print(output.strip().splitlines()[-1] if output.strip() else "", file=sys.stderr)
+
+
 class BuildWithMessages(build_py):
     def run(self):
         # build_py copies sources over the build folder of the last build and
         # never deletes: a module moved or removed since would ship again
         shutil.rmtree(Path(self.build_lib) / PACKAGE, ignore_errors=True)
         super().run()
+        compiling = _start_precompile(Path(self.build_lib))
         prefix = _ros_prefix()
         build = _build_dir(prefix)
         stage = build / "stage"
@@ -88,6 +122,7 @@ class BuildWithMessages(build_py):
                 continue
             data.setdefault(str(relative.parent), []).append(str(path))
         self.distribution.data_files = sorted(data.items())
+        _finish_precompile(compiling)
 
 
 class BinaryDistribution(Distribution):

@@ -194,7 +194,7 @@ def start_times():
     """Cold (empty numba cache) and warm start of import + first calls."""
     code = START.format(path=example_robot_urdf(ROBOTS["panda"]))
     cache = tempfile.mkdtemp(prefix="numba-cache-")
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    env = dict(os.environ, ROBOT_DYNAMICS_KERNEL_CACHE=cache)
     try:
         times = [float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
                                       capture_output=True, text=True).stdout)

@@ -36,9 +36,6 @@ fi
 # Bytecode is written as modules are first imported, as Python does by
 # default (uv's --compile-bytecode would compile all of site-packages).
 unset PYTHONDONTWRITEBYTECODE
-# numba's cache notices a change to a kernel's own file only, not to the files
-# of the functions it calls: key the cache by the sources of dynamics/
-export NUMBA_CACHE_DIR="$PWD/$venv/numba-cache/$(find robot_dynamics_ros/dynamics -name '*.py' | sort | xargs cat | sha256sum | cut -c1-16)"
 mkdir -p "$venv/.installed"
 # Installs the requirement files named whose stamp (a hash of the file and the
 # constraints) is not in .venv/.installed, in one uv call: a later command
@@ -67,10 +64,11 @@ stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo y
 compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ] && [ "$cmd" = demo ]; then
   # numba compiles the demo's kernels meanwhile, from this checkout, which
-  # the demo runs, below (numba's cache is keyed by the file), in two
-  # processes (demo.puma.compile_kernels): the build gets what they leave.
+  # the demo runs, below, in two processes (demo.puma.compile_kernels): the
+  # build gets what they leave, and compiles no kernels of its own (setup.py:
+  # the other commands' builds do, for the installed node's first start).
   PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo.puma &
-  compiling=$! build=(nice -n 10)
+  compiling=$! build=(env ROBOT_DYNAMICS_PRECOMPILE=0 nice -n 10)
 fi
 install_sets $sets
 if [ -n "$stale" ]; then

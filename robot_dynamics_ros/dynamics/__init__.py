@@ -5,7 +5,16 @@ Every function takes one sample (n,) or a batch (N, n) of joint values in the
 order of ``model.joint_names``; a floating base (``load_urdf(...,
 base="floating")``) adds its pose to q (``model.nq``) and its twist to qd,
 qdd and tau (``model.nv``), docs/floating_base.md.
+
+The compiled kernels are cached where every install of these sources finds
+them (``kernel_cache``, registered here before any kernel is defined);
+``python -m robot_dynamics_ros.dynamics.precompile`` fills that cache, as
+the install does.
 """
+from .kernel_cache import register as _register_kernel_cache
+
+_register_kernel_cache()
+
 from .terms import AllTerms, all_terms, coriolis_bounds
 from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds
 from .algorithms.christoffel import christoffel_symbols

@@ -106,7 +106,7 @@ def test_the_demos_compile_in_two_processes_compiles_each_kernel_once(tmp_path):
     import subprocess
     import sys
 
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    env = dict(os.environ, ROBOT_DYNAMICS_KERNEL_CACHE=str(tmp_path / "kernels"))
     runs = [subprocess.run([sys.executable, "-c", _COMPILE_IN_TWO], env=env, capture_output=True, text=True,
                            timeout=600, check=True).stdout.split() for _ in range(2)]
     first, second = runs

@@ -1,0 +1,107 @@
+"""Compile into the kernel cache (``kernel_cache``) what a node's first
+output runs, so that no start after the install waits for numba.
+
+    python -m robot_dynamics_ros.dynamics.precompile
+
+The install runs it (setup.py's build, CMakeLists.txt's install step); run it
+again in a container image after installing the package, with
+``ROBOT_DYNAMICS_KERNEL_CACHE`` set to where the image keeps the cache when
+the package's folder will be read-only (README, "Start-up").
+
+The kernels' argument types do not depend on the robot (arrays of a given
+precision and the model's records, ``model.records``), so one small model of
+each shape compiles what every robot of that shape runs: the embedded PUMA
+(a chain), a fixed tree and a floating tree. For each it does what the node
+does before its first output (``node.dynamics_node``'s ``_prepare``): every
+term with and without the Christoffel symbols, with the model's first K_c
+bound, and a frame's pose, Jacobian and J̇v. Two processes compile side by
+side (``os.fork``), the fixed bases in one and the floating base in the other; numba
+writes each kernel's cache file whole (to a temporary name, then renamed),
+so the two may compile the same kernel without harm.
+"""
+
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from . import all_terms, frame_jacobian, frame_jacobian_dot_v, frame_placement, load_urdf, puma_urdf
+from .kernel_cache import KernelCacheLocator
+
+
+def tree_urdf() -> str:
+    """A small tree: a base with two branches of two revolute joints, each
+    ending in a fixed tool link, the shape of a humanoid's or a quadruped's
+    limbs."""
+    def link(name, mass):
+        return (f'<link name="{name}"><inertial><mass value="{mass}"/><origin xyz="0 0 0.1"/>'
+                f'<inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>')
+
+    def joint(name, parent, child, kind="revolute", xyz="0 0 0.2", axis="0 1 0"):
+        limit = '<limit lower="-2" upper="2" effort="100" velocity="5"/>' if kind == "revolute" else ""
+        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+                f'<origin xyz="{xyz}"/><axis xyz="{axis}"/>{limit}</joint>')
+
+    parts = [link("base", 5.0)]
+    for side, y in (("left", 0.2), ("right", -0.2)):
+        parts += [link(f"{side}_upper", 1.0), link(f"{side}_lower", 0.8), link(f"{side}_tool", 0.1),
+                  joint(f"{side}_hip", "base", f"{side}_upper", xyz=f"0 {y} 0", axis="1 0 0"),
+                  joint(f"{side}_knee", f"{side}_upper", f"{side}_lower"),
+                  joint(f"{side}_tool_joint", f"{side}_lower", f"{side}_tool", kind="fixed")]
+    return f'<robot name="precompile_tree">{"".join(parts)}</robot>'
+
+
+def first_outputs(model, frame: str):
+    """What the node computes for a model before its first output."""
+    rng = np.random.default_rng(0)
+    q = np.zeros(model.nq)
+    if model.floating:
+        q[3:7] = (0.0, 0.0, 0.0, 1.0)  # the base's orientation: x, y, z, w
+    qd = rng.uniform(-1.0, 1.0, model.nv)
+    for christoffel in (False, True):
+        all_terms(model, q, qd, christoffel=christoffel)
+    frame_placement(model, q, frame)
+    frame_jacobian(model, q, frame)
+    frame_jacobian_dot_v(model, q, qd, frame)
+
+
+# The three shapes whose records differ in type (``model.records``: a dense
+# Gamma, a fixed tree's slices, a floating base), in two halves of about
+# equal compile time: a floating tree's kernels take about as long as the
+# other two shapes' together.
+SHAPES = (
+    ((puma_urdf, "fixed", "link6"), (tree_urdf, "fixed", "left_tool")),
+    ((tree_urdf, "floating", "right_tool"),),
+)
+
+
+def compile_shapes(shapes):
+    for urdf, base, frame in shapes:
+        first_outputs(load_urdf(urdf(), base=base), frame)
+
+
+def main() -> int:
+    start = time.monotonic()
+    print(f"robot_dynamics_ros: compiling the kernels into {KernelCacheLocator.folder or 'the cache'} ...",
+          flush=True)
+    child = os.fork() if hasattr(os, "fork") else None
+    if child == 0:
+        status = 1
+        try:
+            compile_shapes(SHAPES[1])
+            status = 0
+        except Exception:  # the parent reports it
+            traceback.print_exc()
+        finally:
+            os._exit(status)
+    compile_shapes(SHAPES[0] if child else SHAPES[0] + SHAPES[1])
+    failed = bool(child) and os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) != 0
+    print(f"robot_dynamics_ros: kernels compiled into {KernelCacheLocator.folder} in "
+          f"{time.monotonic() - start:.0f} s", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
