@@ -48,6 +48,18 @@ def compute_outputs(model, q: np.ndarray, qd: np.ndarray, christoffel: bool = Tr
     return dynamics.all_terms(model, q, qd, christoffel=christoffel)
 
 
+def compute_first_outputs(served: ServedModel) -> None:
+    """Every output of ``served`` once, at its neutral configuration and unit
+    speeds, with and without Gamma (``publish_christoffel`` may change at run
+    time): the node runs it before it serves a model, so that its kernels
+    load (or compile) there, off the hot path (``dynamics.precompile``)."""
+    q, qd = served.neutral_configuration(), np.ones(served.model.nv)
+    for christoffel in (False, True):
+        compute_outputs(served.model, q, qd, christoffel)
+    if served.frames:
+        frame_values(served, q, qd)
+
+
 def state_values(served: ServedModel, q: np.ndarray, qd: np.ndarray, terms: dynamics.AllTerms,
                  christoffel: bool, batch: bool = False) -> tuple:
     """The arrays of a DynamicsState, in output order, for ``state_template``;

@@ -19,7 +19,6 @@ import inspect
 import sys
 from typing import Optional
 
-import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
@@ -34,7 +33,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from robot_dynamics_ros.messages.inputs import payload_from_inertia
-from robot_dynamics_ros.messages.outputs import ARRAY_TOPICS, compute_outputs, frame_values
+from robot_dynamics_ros.messages.outputs import ARRAY_TOPICS, compute_first_outputs
 from robot_dynamics_ros.msg import DynamicsModel, DynamicsState
 from robot_dynamics_ros.node.identify_service import IdentifyPayloadServer
 from robot_dynamics_ros.node.joint_state_handler import JointStateHandler, Live, Published, make_live
@@ -49,8 +48,9 @@ from robot_dynamics_ros.served.model import ServedModel, read_description_file
 
 NODE_NAME = "robot_dynamics"
 BUILDER_NICENESS = 10  # the model builder's nice value (the executor's is the process's)
-WAITING_LOG_PERIOD = 5.0  # s between "waiting for a robot model" lines
-COMPILING = " (a first run on a machine also compiles the numba kernels)"
+WAITING_LOG_PERIOD = 5.0  # s between checks for a change to what the node waits for
+COMPILING = (" (its kernels load from the install's compile, dynamics.precompile, "
+             "or compile now when the install left none)")
 
 # As robot_state_publisher publishes it: late joiners get the last description.
 DESCRIPTION_QOS = QoSProfile(
@@ -154,6 +154,7 @@ class DynamicsNode(Node):
             warn=lambda text: self.get_logger().warning(text))
         self._create_subscriptions(odometry=base != "fixed")
         self.create_timer(1.0, self._publish_diagnostics)
+        self._waiting_logged = None
         self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
         self._log_waiting()
 
@@ -207,8 +208,10 @@ class DynamicsNode(Node):
         # after a refused description "building it" alone would mislead
         last_error = self._status.last_error
         last = f"; last error: {last_error}" if last_error and "no_model" not in last_error else ""
-        self.get_logger().info(f"waiting for a robot model: {self._waiting_for}{last}; "
-                               f"joint states on {self._joint_states_topic}")
+        line = f"waiting for a robot model: {self._waiting_for}{last}; joint states on {self._joint_states_topic}"
+        if line != self._waiting_logged:  # once, and again only when it changes
+            self._waiting_logged = line
+            self.get_logger().info(line)
 
     def _on_description(self, msg: String):
         self._waiting_for = f"building it from the last message on robot_description{COMPILING}"
@@ -221,10 +224,7 @@ class DynamicsNode(Node):
         # a certificate's K_c interval, or else the first bound, with the node's memory limit
         certificate = self._model_topic.certificate(served.model)
         self._refiner.refinement(served.model)
-        for christoffel in (False, True):  # publish_christoffel may change at run time
-            compute_outputs(served.model, served.neutral_configuration(), np.ones(served.model.nv), christoffel)
-        if served.frames:  # the frame kernels compile here too, off the hot path
-            frame_values(served, served.neutral_configuration(), np.ones(served.model.nv))
+        compute_first_outputs(served)
         self._revision += 1
         live = make_live(served, old, self._revision, certificate, self._effort_window_size)
         self._model_topic.update(live)
