@@ -1,7 +1,7 @@
 """From the node's process start to its first ~/state, as a robot team meets it.
 
     python bench/bench_first_start.py [--robot panda] [--runs 3] [--cache empty|kept]
-                                      [--installed] [--python PATH] [--base floating]
+                                      [--installed | --workspace WS] [--python PATH] [--base floating]
 
 Each run starts a peer (publishing the URDF is not needed: the node reads
 ``urdf_file``) that publishes one joint state every 10 ms, then starts the
@@ -15,7 +15,9 @@ first run is a later start.
 
 ``--installed`` runs the node of the installed package (``--python``'s, by
 default this interpreter's) from a folder outside the checkout, as
-``ros2 run`` would; otherwise the checkout's node runs.
+``ros2 run`` would; ``--workspace`` the node a colcon workspace installed
+(its ``install/`` on ``PYTHONPATH``, as its ``setup.bash`` puts it);
+otherwise the checkout's node runs.
 """
 import argparse
 import os
@@ -42,8 +44,13 @@ def node_command(python: str, urdf: str, base: str):
 def one_run(python, urdf, model, base, folder: Path, installed: bool, empty_cache: bool):
     peer = harness.Peer(outputs=("state",))
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # Python writes its bytecode as a robot's machine does (a first start
+    # writes what the install did not), even where this shell says not to
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if installed:
         env.pop("PYTHONPATH", None)
+        if installed is not True:  # a colcon workspace's install, as its setup.bash puts it on the path
+            env["PYTHONPATH"] = installed
         cwd = folder
     else:
         env["PYTHONPATH"] = str(harness.REPO)
@@ -68,7 +75,10 @@ def one_run(python, urdf, model, base, folder: Path, installed: bool, empty_cach
         if peer.count("state") == 0:
             raise SystemExit(f"no ~/state within 180 s; the node's log:\n{(folder / 'node.log').read_text()}")
         with peer._lock:
-            return peer.received["state"][0][0] - t0
+            first = peer.received["state"][0][0] - t0
+        time.sleep(0.5)  # what the node logs around its first output, too
+        warnings = [line for line in (folder / "node.log").read_text().splitlines() if "WARN" in line]
+        return first, warnings
     finally:
         node.send_signal(2)
         try:
@@ -85,19 +95,27 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cache", choices=("empty", "kept"), default="kept")
     parser.add_argument("--installed", action="store_true")
+    parser.add_argument("--workspace", help="a colcon workspace: run the node it installed")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--base", default="auto")
     args = parser.parse_args()
     harness.isolate_ros_environment()
     urdf = robots.example_robot_urdf(args.robot)
     model = load_urdf(urdf, base=args.base)
+    if args.workspace:
+        version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+        args.installed = str(Path(args.workspace).resolve() / "install" / "robot_dynamics_ros" / "lib" / version
+                             / "site-packages")
     where = "installed" if args.installed else "checkout"
     print(f"{args.robot}: {model.nv} dof, base {args.base}, the {where} node, cache {args.cache}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.runs):
-            first = one_run(args.python, urdf, model, args.base, Path(tmp), args.installed,
-                            args.cache == "empty")
-            print(f"  run {run + 1}: first ~/state {first:.2f} s after the process start", flush=True)
+            first, warnings = one_run(args.python, urdf, model, args.base, Path(tmp), args.installed,
+                                      args.cache == "empty")
+            print(f"  run {run + 1}: first ~/state {first:.2f} s after the process start; "
+                  f"{len(warnings)} warnings logged", flush=True)
+            for line in warnings[:3]:
+                print(f"    {line}")
 
 
 if __name__ == "__main__":

@@ -127,19 +127,19 @@ class JointStateHandler:
                 self._sequences.skip(sequence)  # dropped as malformed, not lost
             return self._drop("malformed", str(error))
         stamp = msg.stamp
+        live = self._live()
         if sequence:
             # holes in each writer's numbers, its joint names a hint to which writer
             lost = self._sequences.lost(sequence, writer_key(msg.name))
             if lost:
-                self._drop("lost_before_callback", f"{lost} joint states lost before the callback "
+                self._lost(live, f"{lost} joint states lost before the callback "
                            f"(before sequence number {sequence} of their publisher)", lost)
         else:
             lost = self._stamp_gaps.missing(stamp, msg.name)
             if lost:
                 # counted on the stream's grid of stamps: a healthy stream counts none
-                self._drop("lost_before_callback", f"{lost} joint states lost, found by stamp "
+                self._lost(live, f"{lost} joint states lost, found by stamp "
                            f"{stamp.sec}.{stamp.nanosec:09d} (no sequence numbers)", lost)
-        live = self._live()
         if live is None:
             # the start-up: the node's waiting line says what it waits for
             self._status.drop("no_model", "no robot model loaded yet")
@@ -196,6 +196,16 @@ class JointStateHandler:
             self._status.error(f"dropped odometry ({error.kind}): {error}")
             if self._odometry_warnings.due(time.monotonic()):
                 self._warn(self._status.last_error)
+
+    def _lost(self, live: Optional[Live], reason: str, count: int) -> None:
+        """Joint states lost before the callback, always counted; warned of
+        once a model is served. Before it (the start-up, while the node loads
+        its model and the queue overflows) none could have been answered, and
+        the waiting line says why, as for ``no_model``."""
+        if live is None:
+            self._status.drop("lost_before_callback", reason, count)
+        else:
+            self._drop("lost_before_callback", reason, count)
 
     def _drop(self, kind: str, reason: str, count: int = 1) -> None:
         text = self._status.drop(kind, reason, count)

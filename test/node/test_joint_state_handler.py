@@ -309,6 +309,18 @@ def test_joint_states_lost_before_the_callback_are_counted_from_sequence_numbers
         it.service.stop()
 
 
+def test_losses_before_a_model_is_served_are_counted_and_not_warned():
+    """At start-up the queue overflows while the node loads its model: those
+    joint states could not have been answered; counted, with no warning."""
+    status, warnings = NodeStatus(), []
+    handler = JointStateHandler(live=lambda: None, christoffel=lambda: False, status=status,
+                                base_states=None, publish_arrays=False, warn=warnings.append)
+    for sequence in (1, 2, 9):
+        assert handler.handle(joint_state(["a"], [0.0]), info(sequence)) is None
+    assert status.dropped["lost_before_callback"] == 6 and status.dropped["no_model"] == 3
+    assert warnings == []
+
+
 def test_without_sequence_numbers_a_steady_stream_counts_no_loss(served):
     """A transport that gives no numbers (None, or 0): the stamps are used."""
     before = served.status.dropped["lost_before_callback"]
