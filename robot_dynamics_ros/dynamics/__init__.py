@@ -22,7 +22,7 @@ from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import mass_matrix
 from .errors import CoriolisConstantError, DynamicsError, FrameError, PayloadError, StateError, URDFError
 from .algorithms.forward_dynamics import forward_dynamics
-from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, frame_placement
+from .algorithms.frames import frame_jacobian, frame_jacobian_dot_v, frame_placement, frame_terms
 from .kc import CoriolisConstantRefinement, KcInterval, coriolis_constant_interval
 from .model.model import Model
 from .model.puma import puma_urdf
@@ -38,5 +38,5 @@ __all__ = [
     "mass_matrix",
     "puma_urdf",
     "forward_dynamics", "Simulation", "simulate",
-    "FrameError", "frame_jacobian", "frame_jacobian_dot_v", "frame_placement",
+    "FrameError", "frame_jacobian", "frame_jacobian_dot_v", "frame_placement", "frame_terms",
 ]

@@ -14,7 +14,7 @@ each shape compiles what every robot of that shape runs: the embedded PUMA
 (a chain), a fixed tree and a floating tree. For each it does what the node
 does before its first output (``node.dynamics_node``'s ``_prepare``): every
 term with and without the Christoffel symbols, with the model's first K_c
-bound, and a frame's pose, Jacobian and J̇v. Two processes compile side by
+bound, and a frame's pose, Jacobian and J̇v (``frame_terms``). Two processes compile side by
 side (``os.fork``), the fixed bases in one and the floating base in the other; numba
 writes each kernel's cache file whole (to a temporary name, then renamed),
 so the two may compile the same kernel without harm.
@@ -27,7 +27,7 @@ import traceback
 
 import numpy as np
 
-from . import all_terms, frame_jacobian, frame_jacobian_dot_v, frame_placement, load_urdf, puma_urdf
+from . import all_terms, frame_terms, load_urdf, puma_urdf
 from .kernel_cache import KernelCacheLocator
 
 
@@ -62,9 +62,7 @@ def first_outputs(model, frame: str):
     qd = rng.uniform(-1.0, 1.0, model.nv)
     for christoffel in (False, True):
         all_terms(model, q, qd, christoffel=christoffel)
-    frame_placement(model, q, frame)
-    frame_jacobian(model, q, frame)
-    frame_jacobian_dot_v(model, q, qd, frame)
+    frame_terms(model, q, qd, (frame,))
 
 
 # The three shapes whose records differ in type (``model.records``: a dense

@@ -70,24 +70,20 @@ def state_values(served: ServedModel, q: np.ndarray, qd: np.ndarray, terms: dyna
     if christoffel:
         values += (served.reorder(terms.christoffel_symbols, batch),)
     if served.frames:
-        values += frame_values(served, q, qd, batch)
+        values += frame_values(served, q, qd)
     return values
 
 
-def frame_values(served: ServedModel, q: np.ndarray, qd: np.ndarray, batch: bool = False) -> tuple:
+def frame_values(served: ServedModel, q: np.ndarray, qd: np.ndarray) -> tuple:
     """The task-space arrays of a DynamicsState for ``served.frames`` at (q,
     qd) in model order: poses (k, 7) [x y z qx qy qz qw], Jacobians (k, 6,
-    nv) with columns in output order, J̇v (k, 6); ``batch``: a leading axis
-    of samples on each (the batch forms of the frame functions)."""
-    model, frames = served.model, served.frames
-    # np.array of one sample's arrays costs a quarter of np.stack's call
-    join = (lambda arrays: np.stack(arrays, 1)) if batch else np.array
-    poses = pose_vectors(join([dynamics.frame_placement(model, q, f) for f in frames]))
-    jacobians = join([dynamics.frame_jacobian(model, q, f) for f in frames])
+    nv) with columns in output order, J̇v (k, 6), all frames from one
+    forward pass (``dynamics.frame_terms``); for a batch of q, a leading
+    axis of samples on each."""
+    X, jacobians, bias = dynamics.frame_terms(served.model, q, qd, served.frames)
     if served.perm is not None:
         jacobians = jacobians[..., served.perm]
-    bias = join([dynamics.frame_jacobian_dot_v(model, q, qd, f) for f in frames])
-    return poses, jacobians, bias
+    return pose_vectors(X), jacobians, bias
 
 
 def pose_vectors(X: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ talos_left_arm), trees (baxter), floating bases (solo12, talos_reduced)
 and random chains and trees with fixed joints, fixed and floating. Then
 without an oracle: J v against the central difference of the pose along the
 motion, J̇v against the central difference of J v; a batch against single
-calls bit for bit; mimic reduction; a robot placed far from the world's
+calls bit for bit; every frame at once (``frame_terms``) against the three
+functions frame by frame; mimic reduction; a robot placed far from the world's
 origin; bad names and bad numbers refused; the same results without numba's
 compiler. Conventions: docs/math.md, "Frames".
 """
@@ -26,7 +27,7 @@ from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pino
                     worst_error_without_jit)
 
 from robot_dynamics_ros.dynamics import (DynamicsError, FrameError, StateError, frame_jacobian,
-                                         frame_jacobian_dot_v, frame_placement, load_urdf)
+                                         frame_jacobian_dot_v, frame_placement, frame_terms, load_urdf)
 
 TOL = 1e-12
 N_STATES = 100
@@ -256,6 +257,31 @@ def test_a_batch_equals_single_calls_bit_for_bit(name, floating, count):
             np.testing.assert_array_equal(batch[1][k], frame_jacobian(model, qs[k], frame))
             np.testing.assert_array_equal(batch[2][k],
                                           frame_jacobian_dot_v(model, qs[k], vs[k], frame))
+
+
+@pytest.mark.parametrize("name,base,mimic", [("panda", "fixed", "independent"), ("solo12", "floating", "independent"),
+                                              ("pr2", "fixed", "reduce")])
+@pytest.mark.parametrize("count", [None, 3, 80])  # None: one sample; 80: on the thread pool
+def test_all_frames_at_once_equal_the_three_functions_frame_by_frame(name, base, mimic, count):
+    """``frame_terms`` runs one forward pass for all the frames, in any
+    order and with repeats; the numbers are those of the single functions."""
+    path = example_robot_urdf(name)
+    model = load_urdf(path, base=base, mimic=mimic)
+    qs, vs = random_states(model, path, _rng(f"all frames {name}"), count or 1)
+    if count is None:
+        qs, vs = qs[0], vs[0]
+    names = list(model.link_frames)
+    frames = [names[-1], names[0], names[len(names) // 2], names[-1]]
+    X, J, bias = frame_terms(model, qs, vs, frames)
+    lead = () if count is None else (count,)
+    assert (X.shape, J.shape, bias.shape) == (lead + (4, 4, 4), lead + (4, 6, model.nv), lead + (4, 6))
+    for k, frame in enumerate(frames):
+        np.testing.assert_allclose(X[..., k, :, :], frame_placement(model, qs, frame), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(J[..., k, :, :], frame_jacobian(model, qs, frame), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(bias[..., k, :], frame_jacobian_dot_v(model, qs, vs, frame),
+                                   rtol=0, atol=1e-13)
+    with pytest.raises(FrameError, match="panda_tool"):
+        frame_terms(model, qs, vs, ["panda_tool"])
 
 
 def test_out_and_array_likes():
