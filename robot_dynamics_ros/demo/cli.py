@@ -181,9 +181,12 @@ def main(argv=None):
     monitor = Monitor(options.rate, options.duration, robot, node_log=not options.no_node)
     nodes.append(monitor)
     if not options.no_node:
-        # the PUMA's K_c certificates (demo.puma): its interval from the first output
-        certificates = [Parameter("kc_certificate", value=str(CERTIFICATES))] if options.robot == "puma" else []
-        node = DynamicsNode(parameter_overrides=certificates)
+        # the PUMA's K_c certificates (demo.puma): its interval from the first
+        # output; its flange's pose, J and J̇v in every state (the README's
+        # task-space example)
+        overrides = ([Parameter("kc_certificate", value=str(CERTIFICATES)), Parameter("frames", value=["link6"])]
+                     if options.robot == "puma" else [])
+        node = DynamicsNode(parameter_overrides=overrides)
         nodes.append(node)
     executor = EventsExecutor()
     for each in nodes:

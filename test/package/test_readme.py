@@ -52,7 +52,9 @@ def test_the_readme_shows_each_example_as_it_is():
 
 @pytest.fixture(scope="module")
 def puma(tmp_path_factory):
-    with harness.node_serving(puma_urdf(), "puma560_mohan_saha", tmp_path_factory.mktemp("readme")) as (peer, _):
+    """The node as the demo runs it: the PUMA, its flange link6 a frame."""
+    with harness.node_serving(puma_urdf(), "puma560_mohan_saha", tmp_path_factory.mktemp("readme"),
+                              "-p", "frames:=[link6]") as (peer, _):
         yield peer
 
 
@@ -114,6 +116,43 @@ def test_computed_torque_example_pairs_by_stamp_and_gives_the_inverse_dynamics(p
     want = puma_oracle.inverse_dynamics(q, qd, -100.0 * q - 20.0 * qd)
     for line in lines:
         np.testing.assert_allclose(numbers(line.split("tau =")[1]), want, atol=2e-6, rtol=1e-6)
+
+
+def test_cartesian_impedance_example_gives_both_laws_from_pinocchio_s_kinematics(puma, puma_oracle):
+    """With (q, qd) held, the target is the first pose moved by STEP and the
+    error [STEP; 0]: tau = J^T (K e - D J qd) + C qd + g, and the
+    operational-space form J^T Lambda (KP e - KD J qd - Jdot qd) + C qd + g,
+    from Pinocchio's frame Jacobian and classical acceleration of link6
+    (LOCAL_WORLD_ALIGNED) and its RNEA."""
+    pin = robots.pin
+    q = np.array([0.3, -0.5, 0.8, 0.1, 0.3, -0.2])
+    qd = np.array([0.5, -0.4, 0.3, 0.2, -0.1, 0.6])
+    with Streaming(puma, puma_oracle.joint_names, q, qd):
+        run = run_python("examples/cartesian_impedance.py", "link6", "5")
+    assert run.returncode == 0, run.stdout + run.stderr
+    model, data = puma_oracle.model, puma_oracle.data
+    fid = model.getFrameId("link6", pin.BODY)
+    pq, pv = puma_oracle.q(q), puma_oracle.v(qd)
+    pin.computeJointJacobians(model, data, pq)
+    pin.forwardKinematics(model, data, pq, pv, np.zeros_like(pv))
+    pin.updateFramePlacements(model, data)
+    world = pin.LOCAL_WORLD_ALIGNED
+    J = pin.getFrameJacobian(model, data, fid, world)[:, puma_oracle.order_v]
+    Jdot_qd = pin.getFrameClassicalAcceleration(model, data, fid, world).vector
+    bias = puma_oracle.inverse_dynamics(q, qd, np.zeros(6))  # C qd + g
+    e = np.concatenate([[0.0, 0.0, -0.05], np.zeros(3)])
+    K, D = np.diag([400.0] * 3 + [40.0] * 3), np.diag([40.0] * 3 + [4.0] * 3)
+    impedance = J.T @ (K @ e - D @ (J @ qd)) + bias
+    Lambda = np.linalg.inv(J @ np.linalg.solve(puma_oracle.mass_matrix(q), J.T))
+    operational = J.T @ Lambda @ (100.0 * e - 20.0 * (J @ qd) - Jdot_qd) + bias
+    lines = run.stdout.splitlines()
+    laws = [line for line in lines if "tau =" in line and "operational" not in line]
+    spaces = [line for line in lines if "operational space: tau =" in line]
+    assert len(laws) >= 5 and len(spaces) == len(laws), run.stdout
+    for line in laws:
+        np.testing.assert_allclose(numbers(line.split("tau =")[1]), impedance, atol=2e-6, rtol=1e-6)
+    for line in spaces:
+        np.testing.assert_allclose(numbers(line.split("tau =")[1]), operational, atol=2e-6, rtol=1e-6)
 
 
 def test_set_payload_example_puts_the_payload_on(puma):
