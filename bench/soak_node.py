@@ -1,16 +1,20 @@
-"""Soak of the node: panda at 1 kHz for hours, a payload swap every 10 s, its memory.
+"""Soak of the node: a robot at 1 kHz for hours, a payload swap every 10 s, its memory.
 
-    python bench/soak_node.py [--duration 7200] [--rate 1000] [--swap-period 10] [--csv FILE]
+    python bench/soak_node.py [--robot panda] [--base auto|floating] [--duration 7200]
+                              [--rate 1000] [--swap-period 10] [--csv FILE]
 
 The node runs as its own process; this one streams joint states from a
-thread, swaps the payload on panda_hand through SetParametersAtomically every
+thread (for a floating base, each with the odometry of its stamp, published
+just before it), swaps the payload on the hand (panda_hand; another robot's
+last link) through SetParametersAtomically every
 ``--swap-period`` seconds (valid masses in turn, and every tenth request an
 invalid one, which must be refused), receives every ``~/state`` and samples
 the node's resident memory (RSS, its process alone) every 10 s. Reported:
 RSS after the first 5 minutes and at the end, the growth in between, its
 slope in MB per hour (least squares over the samples after 5 minutes), the
-states received and non-finite values seen, the swaps accepted and refused,
-and how long the node takes to exit on SIGINT.
+joint states sent, the states received (the share without an output) and
+non-finite values seen, the swaps accepted and refused, the warnings in the
+node's log and how long the node takes to exit on SIGINT.
 """
 
 import argparse
@@ -22,14 +26,24 @@ from pathlib import Path
 import numpy as np
 import psutil
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message, serialize_message
 
 sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "support"))
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
+from robot_dynamics_ros.msg import DynamicsState  # noqa: E402
 
-HAND = "panda_hand"
+from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402
+
+CHECK_EVERY = 100  # one state in this many parsed and checked for non-finite values
+HANDS = {"panda": "panda_hand"}  # the payload's link; other robots: their last link
 WARMUP = 300.0  # s: the growth is measured from here on
 SAMPLE_PERIOD = 10.0
+
+
+def unit_quaternion(rng):
+    quaternion = rng.normal(size=4)
+    return quaternion / np.linalg.norm(quaternion)
 
 
 def main():
@@ -38,36 +52,63 @@ def main():
     parser.add_argument("--rate", type=float, default=1000.0, help="joint states per second (1000)")
     parser.add_argument("--swap-period", type=float, default=10.0, help="seconds between swaps (10)")
     parser.add_argument("--csv", type=Path, help="also write the RSS samples (time s, RSS MB) here, as taken")
+    parser.add_argument("--robot", default="panda", help="an example-robot-data URDF (panda)")
+    parser.add_argument("--base", default="auto", choices=("auto", "fixed", "floating"))
     options = parser.parse_args()
 
     harness.isolate_ros_environment()
-    path = robots.example_robot_urdf("panda")
-    names = list(robots.pinocchio_joint_names(robots.load_pinocchio(path)))
-    peer = harness.Peer("soak_peer", outputs=("state",))
+    path = robots.example_robot_urdf(options.robot)
+    model = load_urdf(path, base=options.base)
+    names, root = list(model.joint_names), model.link_names[0]
+    hand = HANDS.get(options.robot, model.link_names[-1])
+    # the states as bytes, parsed one in CHECK_EVERY: a humanoid's 21 kB
+    # states at 1 kHz would take this process a core to parse, beside the node
+    peer = harness.Peer("soak_peer", outputs=("state",), raw=("state",))
     log = Path(f"/tmp/soak_node_{int(time.time())}.log")
     # no background K_c refinement (opt-in): its process is not the node's memory
     node = harness.NodeProcess("-p", f"urdf_file:={path}", "-p", "kc_refinement.time_budget:=0.0",
-                               log_path=log)
+                               "-p", f"base:={options.base}", log_path=log)
     stop = threading.Event()
-    received = {"states": 0, "non_finite": 0}
+    received = {"states": 0, "checked": 0, "non_finite": 0}
     sent = [0]
 
+    # drawn and serialized before the stream starts, 1,000 of each used in
+    # turn with their stamps put in: a robot's driver is not a Python process
+    rng, zero = np.random.default_rng(0), harness.stamp(0)
+    joint_states = [serialize_message(harness.joint_state(names, rng.uniform(-1, 1, len(names)),
+                                                          rng.uniform(-1, 1, len(names)), stamp_=zero))
+                    for _ in range(1000)]
+    odometry = [serialize_message(harness.odometry(zero, np.r_[rng.uniform(-1, 1, 3), unit_quaternion(rng)],
+                                                   rng.uniform(-1, 1, 6), root))
+                for _ in range(1000 if model.floating else 0)]
+
     def stream():
-        rng = np.random.default_rng(0)
         start, k = time.monotonic(), 0
         while not stop.is_set():
-            peer.joint_pub.publish(harness.joint_state(names, rng.uniform(-1, 1, len(names)),
-                                                       rng.uniform(-1, 1, len(names)),
-                                                       stamp_=harness.stamp(1 + k // 1000, (k % 1000) * 10**6)))
+            stamp = harness.stamp(1 + k // 1000, (k % 1000) * 10**6)
+            if odometry:
+                peer.odom_pub.publish(harness.with_cdr_stamp(odometry[k % 1000], stamp))
+            peer.joint_pub.publish(harness.with_cdr_stamp(joint_states[k % 1000], stamp))
             k += 1
             sent[0] = k
             time.sleep(max(0.0, start + k / options.rate - time.monotonic()))
+
+    def count_states():
+        """Count what arrived, and forget it: hours of messages would fill memory here."""
+        with peer._lock:
+            states = [msg for _, msg in peer.received["state"]]
+            peer.received["state"].clear()
+        received["states"] += len(states)
+        checked = [deserialize_message(data, DynamicsState) for data in states[::CHECK_EVERY]]
+        received["checked"] += len(checked)
+        received["non_finite"] += sum(
+            not np.all(np.isfinite(m.mass_matrix)) or not np.isfinite(m.kc_global) for m in checked)
 
     samples, accepted, refused, unanswered = [], 0, 0, 0
     if options.csv:
         options.csv.write_text("seconds,rss_mb\n")
     try:
-        peer.wait_for_model("panda", 180.0, node)
+        peer.wait_for_model(model.name, 180.0, node)
         process = psutil.Process(node.process.pid)
         streamer = threading.Thread(target=stream, daemon=True)
         streamer.start()
@@ -84,18 +125,12 @@ def main():
                         handle.write(f"{samples[-1][0]:.1f},{samples[-1][1]:.3f}\n")
                 if len(samples) % 60 == 1:
                     print(f"{samples[-1][0]:7.0f} s  RSS {samples[-1][1]:.1f} MB  swaps {swap}", flush=True)
-                # count what arrived, and forget it: hours of messages would fill memory here
-                with peer._lock:
-                    states = [msg for _, msg in peer.received["state"]]
-                    peer.received["state"].clear()
-                received["states"] += len(states)
-                received["non_finite"] += sum(
-                    not np.all(np.isfinite(m.mass_matrix)) or not np.isfinite(m.kc_global) for m in states)
+                count_states()
             if now >= next_swap:
                 mass = -1.0 if swap % 10 == 9 else 0.5 + (swap % 7) * 0.25  # every tenth invalid
                 try:
                     [result] = peer.set_parameters(
-                        [Parameter("payload.link", value=HAND), Parameter("payload.mass", value=mass),
+                        [Parameter("payload.link", value=hand), Parameter("payload.mass", value=mass),
                          Parameter("payload.com", value=[0.0, 0.0, 0.05]),
                          Parameter("payload.inertia", value=[0.002, 0.0, 0.0, 0.002, 0.0, 0.001])],
                         atomically=True, timeout=60.0)
@@ -111,6 +146,11 @@ def main():
     finally:
         stop.set()
         time.sleep(0.5)
+        count_states()  # the last ones, after the last sample
+        try:
+            diagnostics = peer.diagnostics(timeout=5.0)
+        except AssertionError:
+            diagnostics = {}
         began = time.monotonic()
         code = node.stop()
         exit_seconds = time.monotonic() - began
@@ -119,10 +159,15 @@ def main():
     t, rss = np.array(samples).T
     after = t >= min(WARMUP, t[-1] / 2)
     slope = np.polyfit(t[after] / 3600.0, rss[after], 1)[0] if after.sum() > 2 else float("nan")
-    print(f"soak_node: panda, {options.rate:.0f} Hz for {options.duration:.0f} s, a swap every "
-          f"{options.swap_period:g} s")
-    print(f"joint states sent {sent[0]}, states received {received['states']}, "
-          f"non-finite {received['non_finite']}")
+    print(f"soak_node: {options.robot} ({model.nv} dof, base {options.base}), {options.rate:.0f} Hz for "
+          f"{options.duration:.0f} s, a swap on {hand} every {options.swap_period:g} s")
+    without = 1.0 - received["states"] / max(sent[0], 1)
+    print(f"joint states sent {sent[0]}, states received {received['states']} ({100 * without:.3f}% without "
+          f"an output), non-finite {received['non_finite']} of the {received['checked']} parsed")
+    print("the node's last diagnostics: " + ", ".join(f"{key} {diagnostics.get(key)}" for key in (
+        "processed", "dropped", "dropped.lost_before_callback", "compute_p99_us")))
+    warnings = [line for line in log.read_text().splitlines() if "WARN" in line]
+    print(f"warnings in the node's log: {len(warnings)}" + "".join(f"\n  {w}" for w in warnings[:5]))
     print(f"payload requests accepted {accepted}, refused {refused}, unanswered within 60 s {unanswered}")
     print(f"RSS at {t[after][0]:.0f} s: {rss[after][0]:.1f} MB; at the end ({t[-1]:.0f} s): {rss[-1]:.1f} MB; "
           f"growth {rss[-1] - rss[after][0]:+.2f} MB; slope {slope:+.2f} MB/h; max {rss.max():.1f} MB")

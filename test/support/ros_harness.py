@@ -201,7 +201,7 @@ class Peer:
 
     def __init__(self, name: str = "test_peer", target: str = NODE,
                  outputs=("state", "model", "gravity_torques"), namespace: str = "",
-                 also_record=None):
+                 also_record=None, raw=()):
         """``outputs``: the node's topics to record (fewer costs less under load).
 
         ``namespace``: where the node runs (``/arm``); the peer joins it, so
@@ -209,6 +209,9 @@ class Peer:
 
         ``also_record``: {topic: message type} of other topics to record, resolved
         in the peer's namespace.
+
+        ``raw``: the outputs recorded as their serialized bytes, which cost
+        this process no deserializing (a soak's 1 kHz of a humanoid's states).
 
         Every publisher and subscription is made here, before the executor
         spins: rclpy's executor builds its wait set from them in its own thread,
@@ -228,7 +231,7 @@ class Peer:
         self.subscriptions = {
             topic: self.node.create_subscription(
                 OUTPUT_TYPES[topic], f"{target}/{topic}", self._recorder(topic),
-                MODEL_QOS if topic == "model" else 1000)
+                MODEL_QOS if topic == "model" else 1000, raw=topic in raw)
             for topic in outputs
         }
         self.subscriptions["diagnostics"] = self.node.create_subscription(
