@@ -14,7 +14,8 @@ calls for the same numbers, LOCAL_WORLD_ALIGNED:
 - J: ``computeFrameJacobian(q)``;
 - J̇v: ``forwardKinematics(q, v, 0)`` and ``getFrameClassicalAcceleration``;
 - J and J̇v: ``computeFrameJacobian`` and the two calls of J̇v, against our
-  ``frame_jacobian`` and ``frame_jacobian_dot_v`` (the target: at most
+  ``frame_jacobian`` and ``frame_jacobian_dot_v``, and against our one call
+  ``frame_terms``, which also gives the pose (the target: at most
   Pinocchio's).
 
 Batch: ``--batch`` states in one call of ours against a Python loop over
@@ -45,6 +46,7 @@ def cases(name):
     fid = pmodel.getFrameId(frame, pin.BODY)
     q, v = np.random.default_rng(0).uniform(-1, 1, (2, model.nv))
     zero = np.zeros(model.nv)
+    frames = (frame,)
 
     def pin_pose():
         pin.forwardKinematics(pmodel, pdata, q)
@@ -74,6 +76,8 @@ def cases(name):
                "pin": lambda: pin.computeFrameJacobian(pmodel, pdata, q, fid, WORLD)}),
         ("J̇v", {"ours": lambda: rd.frame_jacobian_dot_v(model, q, v, frame), "pin": pin_bias}),
         ("J and J̇v", {"ours": ours_both, "pin": pin_both}),
+        # one call of ours for the pose, J and J̇v, as the node makes it
+        ("frame_terms (pose, J, J̇v)", {"ours": lambda: rd.frame_terms(model, q, v, frames), "pin": pin_both}),
     ]
 
 
