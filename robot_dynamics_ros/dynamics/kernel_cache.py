@@ -15,16 +15,16 @@ locator, registered with numba before any kernel is defined (this package's
   ``key`` hashes the contents of every source file of ``dynamics``: a change
   anywhere in it starts a new, empty folder, and the same sources find the
   same folder from any path;
-- ``root`` is ``$ROBOT_DYNAMICS_KERNEL_CACHE`` when set (a container image
-  bakes its cache there; a test or benchmark wants an empty one), else ``__kernel_cache__`` inside this package when
-  the user may write there (a venv, a colcon install, a checkout), else
-  ``robot_dynamics_ros/kernels`` in the user's cache folder
-  (``$XDG_CACHE_HOME``, ``~/.cache``) (a read-only install under ``/opt``
-  or in an image);
-- in those two, a folder that does not exist yet starts as a copy of the same key's
-  kernels in another copy of the package on ``sys.path``: the read-only
-  install's, or the installed copy a checkout shadows, or the last install's
-  when the install compiles again.
+- ``root`` is ``$ROBOT_DYNAMICS_KERNEL_CACHE`` when set (where a container
+  image bakes its cache; an empty one for a test or a benchmark), else
+  ``__kernel_cache__`` inside this package when the user may write there (a
+  venv, a colcon install, a checkout), else ``robot_dynamics_ros/kernels``
+  in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``: a
+  read-only install under ``/opt`` or in an image);
+- in the last two, a folder that does not exist yet starts as a copy of the
+  same key's kernels in another copy of the package on ``sys.path``: the
+  read-only install's, the installed copy that a checkout shadows, or the
+  last install's when the install compiles again.
 
 numba itself still checks, per kernel, its Python and numba versions, the
 source file's content and the CPU it was compiled for, and compiles again on

@@ -12,12 +12,13 @@ The kernels' argument types do not depend on the robot (arrays of a given
 precision and the model's records, ``model.records``), so one small model of
 each shape compiles what every robot of that shape runs: the embedded PUMA
 (a chain), a fixed tree and a floating tree. For each it does what the node
-does before its first output (``node.dynamics_node``'s ``_prepare``): every
-term with and without the Christoffel symbols, with the model's first K_c
-bound, and a frame's pose, Jacobian and J̇v (``frame_terms``). Two processes compile side by
-side (``os.fork``), the fixed bases in one and the floating base in the other; numba
-writes each kernel's cache file whole (to a temporary name, then renamed),
-so the two may compile the same kernel without harm.
+does before its first output (``messages.outputs.compute_first_outputs``):
+every term with and without the Christoffel symbols, with the model's first
+K_c bound, and a frame's pose, Jacobian and J̇v (``frame_terms``). Two
+processes compile side by side (``os.fork``), the fixed bases in one and the
+floating base in the other; numba writes each kernel's cache file whole (to
+a temporary name, then renamed), so the two may compile the same kernel
+without harm.
 """
 
 import os
