@@ -29,15 +29,24 @@ locator, registered with numba before any kernel is defined (this package's
 numba itself still checks, per kernel, its Python and numba versions, the
 source file's content and the CPU it was compiled for, and compiles again on
 any mismatch.
+
+numba saves a kernel's new overload by reading the kernel's index, taking
+the first free data file name, writing the index and then the data; two
+processes saving two overloads of one kernel at once (the install's two
+compiling processes, the test workers) can both take the same name, and the
+index then points one signature at the other's machine code. ``register``
+makes that sequence exclusive across processes for these kernels (an
+``flock`` on a lock file beside the index).
 """
 
+import fcntl
 import hashlib
 import os
 import shutil
 import sys
 from pathlib import Path
 
-from numba.core.caching import CacheImpl, _CacheLocator, _SourceFileBackedLocatorMixin
+from numba.core.caching import CacheImpl, IndexDataCacheFile, _CacheLocator, _SourceFileBackedLocatorMixin
 
 DYNAMICS = Path(__file__).resolve().parent
 ENVIRONMENT = "ROBOT_DYNAMICS_KERNEL_CACHE"
@@ -124,7 +133,22 @@ class KernelCacheLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
         return super().from_function(py_func, py_file)
 
 
+_numba_save = IndexDataCacheFile.save
+
+
+def _exclusive_save(cache_file, key, data):
+    """numba's ``IndexDataCacheFile.save``, one process at a time per kernel
+    for the kernels of this package (the module's docstring)."""
+    folder = KernelCacheLocator.folder
+    if folder is None or not Path(cache_file._cache_path).is_relative_to(folder):
+        return _numba_save(cache_file, key, data)
+    with open(os.path.join(cache_file._cache_path, cache_file._index_name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return _numba_save(cache_file, key, data)
+
+
 def register():
-    """Put the locator first in numba's list (once)."""
+    """Put the locator first in numba's list, and make its saves exclusive (once)."""
     if KernelCacheLocator not in CacheImpl._locator_classes:
         CacheImpl._locator_classes.insert(0, KernelCacheLocator)
+        IndexDataCacheFile.save = _exclusive_save

@@ -130,6 +130,36 @@ def test_the_locator_takes_the_kernels_of_dynamics_only():
     assert not isinstance(elsewhere._cache._impl.locator, KernelCacheLocator)
 
 
+def test_two_saves_of_one_kernel_s_overloads_never_interleave(monkeypatch):
+    """numba's save reads the index, takes a free data file name and writes
+    both: two at once could take the same name and point one signature at
+    the other's code. With the lock, the second starts when the first ends."""
+    import tempfile
+    import threading
+    import time
+
+    from numba.core.caching import IndexDataCacheFile
+
+    spans = []
+
+    def slow_save(cache_file, key, data):
+        begin = time.monotonic()
+        time.sleep(0.2)
+        spans.append((begin, time.monotonic()))
+
+    monkeypatch.setattr(kernel_cache, "_numba_save", slow_save)
+    with tempfile.TemporaryDirectory(dir=KernelCacheLocator.folder) as folder:
+        files = [IndexDataCacheFile(cache_path=folder, filename_base="kernel-1.py311", source_stamp=0)
+                 for _ in range(2)]
+        threads = [threading.Thread(target=f.save, args=(("signature", k), b"code")) for k, f in enumerate(files)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    (first_begin, first_end), (second_begin, _) = sorted(spans)
+    assert second_begin >= first_end, spans
+
+
 FIRST_OUTPUTS = """
 import sys
 import threading
