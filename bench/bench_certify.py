@@ -7,6 +7,12 @@ within ``--budget`` seconds, and prints upper / lower every
 ``--every`` seconds, then the end: time, gap, boxes, units and their mean
 size (boxes and seconds), leaves kept, and the time ``--verify`` takes.
 
+What a larger cluster would need, per unit: the bytes of its result as
+the engine sends it (pickled), the client's seconds to log and merge it,
+and each worker's peak resident memory at the end (its model, box setup
+and kernels); a unit's input is at most 256 boxes, ``m + 8 m + 9`` bytes
+each.
+
 Robots: ur5, kinova, the PUMA, panda (9 joints with its fingers) and a
 12-joint arm with a gripper (a seeded 6-joint arm, then a palm with three
 2-joint fingers: a tree). Run alone (2 cores shared):
@@ -15,6 +21,8 @@ Robots: ur5, kinova, the PUMA, panda (9 joints with its fingers) and a
 """
 import argparse
 import os
+import pickle
+import resource
 import sys
 import tempfile
 import time
@@ -30,6 +38,7 @@ from kc_robots import arm_with_gripper  # noqa: E402
 from robots import example_robot_urdf  # noqa: E402
 
 from robot_dynamics_ros.certify.engine import start_client  # noqa: E402
+from robot_dynamics_ros.certify import search  # noqa: E402
 from robot_dynamics_ros.certify.search import certify  # noqa: E402
 from robot_dynamics_ros.dynamics import load_urdf, puma_urdf  # noqa: E402
 from robot_dynamics_ros.dynamics.kc.certificate import verify, write_certificate  # noqa: E402
@@ -42,6 +51,36 @@ ROBOTS = {
     "panda": (lambda: example_robot_urdf("panda"), 1.10),
     "arm_gripper12": (arm_with_gripper, 2.0),
 }
+
+
+class UnitCosts:
+    """Wraps the search's merge: per finished unit, the pickled size of its
+    result and the client's seconds spent logging and merging it."""
+
+    def __init__(self):
+        self.sizes, self.seconds = [], 0.0
+        self.merge = search._Search._merge
+
+    def __enter__(self):
+        costs = self
+
+        def merge(self_, done):
+            for future in done:
+                if future.status == "finished":
+                    costs.sizes.append(len(pickle.dumps(future.result(), protocol=pickle.HIGHEST_PROTOCOL)))
+            start = time.monotonic()
+            costs.merge(self_, done)
+            costs.seconds += time.monotonic() - start
+
+        search._Search._merge = merge
+        return self
+
+    def __exit__(self, *exc):
+        search._Search._merge = self.merge
+
+
+def _peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class Recorder:
@@ -80,9 +119,11 @@ def main():
             recorder = Recorder(options.every)
             with tempfile.TemporaryDirectory() as directory:
                 try:
-                    document, leaves = certify(model, gap=gap, time_budget=options.budget, client=client,
-                                               workers=count, checkpoint_dir=Path(directory) / "checkpoint",
-                                               unit_seconds=options.unit_seconds, progress=recorder)
+                    with UnitCosts() as costs:
+                        document, leaves = certify(model, gap=gap, time_budget=options.budget, client=client,
+                                                   workers=count, checkpoint_dir=Path(directory) / "checkpoint",
+                                                   unit_seconds=options.unit_seconds, progress=recorder)
+                    memory = client.run(_peak_rss_mb)
                 finally:
                     client.close()
                     cluster.close()
@@ -99,6 +140,11 @@ def main():
                   f"{work['boxes_bounded']} boxes bounded in {work['units']} units "
                   f"({work['boxes_bounded'] / units:.0f} boxes, ~{options.unit_seconds:g} s each), "
                   f"{boxes} leaves kept, --verify {checked:.1f} s", flush=True)
+            merged = max(1, len(costs.sizes))
+            print(f"    per unit: result {sum(costs.sizes) / merged / 1e3:.0f} kB (largest "
+                  f"{max(costs.sizes, default=0) / 1e3:.0f} kB), merged by the client in "
+                  f"{1e3 * costs.seconds / merged:.1f} ms; workers' peak memory "
+                  f"{', '.join(f'{v:.0f}' for v in memory.values())} MB", flush=True)
 
 
 if __name__ == "__main__":
