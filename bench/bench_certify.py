@@ -13,9 +13,11 @@ and each worker's peak resident memory at the end (its model, box setup
 and kernels); a unit's input is at most 256 boxes, ``m + 8 m + 9`` bytes
 each.
 
-Robots: ur5, kinova, the PUMA, panda (9 joints with its fingers) and a
+Robots: ur5, kinova, the PUMA, panda (9 joints with its fingers), a
 12-joint arm with a gripper (a seeded 6-joint arm, then a palm with three
-2-joint fingers: a tree). Run alone (2 cores shared):
+2-joint fingers: a tree), and the 7-joint arms of issue 50: xarm7 and
+baxter (two 7-joint arms and a head, searched apart) with wide limits, and
+a seeded random chain of 7 joints, two of them continuous. Run alone (2 cores shared):
 
     python bench/bench_certify.py [--robots ur5 puma] [--workers 1 2] [--budget 120]
 """
@@ -35,7 +37,7 @@ sys.path.insert(0, os.path.join(REPOSITORY, "test", "support"))
 sys.path.insert(0, REPOSITORY)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [REPOSITORY, os.environ.get("PYTHONPATH")]))
 from kc_robots import arm_with_gripper  # noqa: E402
-from robots import example_robot_urdf  # noqa: E402
+from robots import example_robot_urdf, named_urdf  # noqa: E402
 
 from robot_dynamics_ros.certify.engine import start_client  # noqa: E402
 from robot_dynamics_ros.certify import search  # noqa: E402
@@ -50,6 +52,9 @@ ROBOTS = {
     "puma": (puma_urdf, 1.05),
     "panda": (lambda: example_robot_urdf("panda"), 1.10),
     "arm_gripper12": (arm_with_gripper, 2.0),
+    "xarm7": (lambda: example_robot_urdf("xarm7"), 1.05),
+    "baxter": (lambda: example_robot_urdf("baxter"), 1.05),
+    "chain7": (lambda: named_urdf("chain-13-7"), 1.05),
 }
 
 
