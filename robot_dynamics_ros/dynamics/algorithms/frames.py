@@ -156,6 +156,11 @@ def frame_bias_of(model, data, qd, body, placement, out):
     a_O]`` and ``[w; v_O]``: ``a_p = a_O + alpha x p + w x v_p`` with ``v_p =
     v_O + w x p`` (ibid., Sec. 2.11). Cost: O(n).
     """
+    if body < 0:
+        zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
+        for k in range(6):
+            out[k] = zero
+        return
     bias_accelerations(model, data, qd)
     frame_bias_at(data, body, placement, out)
 
@@ -180,13 +185,7 @@ def bias_accelerations(model, data, qd):
 @njit(cache=True, nogil=True, inline="always")
 def frame_bias_at(data, body, placement, out):
     """The frame's classical acceleration from the accelerations of
-    ``bias_accelerations`` (the second part of ``frame_bias_of``); 0 for a
-    link fixed to the world (body -1). O(1)."""
-    if body < 0:
-        zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
-        for k in range(6):
-            out[k] = zero
-        return
+    ``bias_accelerations`` (the second part of ``frame_bias_of``). O(1)."""
     v, a = data.v, data.a
     p0, p1, p2 = frame_origin(data, body, placement)
     w0, w1, w2, u0, u1, u2 = v[body, 0], v[body, 1], v[body, 2], v[body, 3], v[body, 4], v[body, 5]
@@ -256,11 +255,16 @@ def _frame_terms(data, bodies, placements, Q, QD, X, J, bias):
             return s
         body_poses(model, data, q)
         bias_accelerations(model, data, qd)
+        zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
         for f in range(bodies.shape[0]):
             body = bodies[f]
             frame_placement_of(model, data, q, body, placements[f], Xs[f])
             frame_jacobian_of(model, data, body, placements[f], Js[f])
-            frame_bias_at(data, body, placements[f], bs[f])
+            if body < 0:
+                for k in range(6):
+                    bs[f, k] = zero
+            else:
+                frame_bias_at(data, body, placements[f], bs[f])
         if not (all_finite(Xs) and all_finite(Js) and all_finite(bs)):
             return s
     return -1
