@@ -123,9 +123,10 @@ def main():
                 if options.csv:  # as it goes: a run cut short still has its samples
                     with open(options.csv, "a") as handle:
                         handle.write(f"{samples[-1][0]:.1f},{samples[-1][1]:.3f}\n")
-                if len(samples) % 60 == 1:
-                    print(f"{samples[-1][0]:7.0f} s  RSS {samples[-1][1]:.1f} MB  swaps {swap}", flush=True)
                 count_states()
+                if len(samples) % 60 == 1:  # every 10 minutes: the figures so far, for a shorter soak's
+                    print(f"{samples[-1][0]:7.0f} s  RSS {samples[-1][1]:.1f} MB  swaps {swap}  sent {sent[0]}  "
+                          f"received {received['states']}  non-finite {received['non_finite']}", flush=True)
             if now >= next_swap:
                 mass = -1.0 if swap % 10 == 9 else 0.5 + (swap % 7) * 0.25  # every tenth invalid
                 try:
