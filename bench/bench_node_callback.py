@@ -25,10 +25,15 @@ on both alike):
 and the DynamicsState's size in bytes.
 
 ``--frames``: the node's ``frames`` parameter (the task space: each
-DynamicsState also carries those links' poses, Jacobians and J̇v); run
-with and without it to see what the frames cost per joint state.
+DynamicsState also carries those links' poses, Jacobians and J̇v).
+``--paired``, with ``--frames``: two nodes in this process, one with the
+frames and one without, fed the same joint states in alternation (which
+goes first changes each state), so that the machine's load falls on both
+alike; reported: each one's time per joint state and the ratio of the two,
+the median over rounds of ``--round`` states.
 """
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -67,8 +72,25 @@ def time_callbacks(node, live, rng, names, floating, first_second, count):
     """Seconds per joint state (with its odometry first for a floating base)
     of ``count`` new states 1 ms apart from ``first_second``, after 200 that
     bind the hot path: serialized beforehand, as the node takes them."""
+    messages = messages_for(live, rng, names, floating, first_second, 200 + count)
+    callbacks = callbacks_of(node, floating)
+    processed, dropped = node._status.processed, sum(node._status.dropped.values())
+    times = np.empty(count)
+    for k, pair in enumerate(messages):
+        start = time.perf_counter()
+        for callback, data in zip(callbacks, pair):
+            callback(data)
+        if k >= 200:
+            times[k - 200] = time.perf_counter() - start
+    answered_all(node, processed, dropped, len(messages))
+    return times
+
+
+def messages_for(live, rng, names, floating, first_second, count):
+    """``count`` joint states 1 ms apart from ``first_second``, serialized as
+    the node takes them, each after its odometry for a floating base."""
     messages = []
-    for k in range(200 + count):
+    for k in range(count):
         stamp = harness.stamp(first_second + k // 1000, (k % 1000) * 1_000_000)
         q, qd = rng.uniform(-1, 1, (2, len(names)))
         pair = [serialize_message(harness.joint_state(names, q, qd, stamp_=stamp))]
@@ -78,21 +100,71 @@ def time_callbacks(node, live, rng, names, floating, first_second, count):
             pair.insert(0, serialize_message(harness.odometry(stamp, pose, rng.uniform(-1, 1, 6),
                                                               live.served.root_link)))
         messages.append(pair)
-    # each joint state with the message info of its take, numbered on as one DDS writer numbers them
-    infos = iter([{"publication_sequence_number": k + 1} for k in range(len(messages))])
+    return messages
+
+
+def callbacks_of(node, floating):
+    """The node's callbacks for one joint state (odometry first for a floating
+    base), each joint state with the message info of its take, numbered on as
+    one DDS writer numbers them."""
+    infos = ({"publication_sequence_number": k} for k in itertools.count(1))
     on_joint_state = lambda data: node._on_joint_state(data, next(infos))  # noqa: E731
-    callbacks = (node._handler.add_odometry, on_joint_state) if floating else (on_joint_state,)
-    processed, dropped = node._status.processed, sum(node._status.dropped.values())
-    times = np.empty(count)
-    for k, pair in enumerate(messages):
-        start = time.perf_counter()
-        for callback, data in zip(callbacks, pair):
-            callback(data)
-        if k >= 200:
-            times[k - 200] = time.perf_counter() - start
-    if node._status.processed - processed != len(messages) or sum(node._status.dropped.values()) != dropped:
+    return (node._handler.add_odometry, on_joint_state) if floating else (on_joint_state,)
+
+
+def answered_all(node, processed, dropped, count):
+    if node._status.processed - processed != count or sum(node._status.dropped.values()) != dropped:
         raise SystemExit(f"the node did not answer every joint state: {dict(node._status.dropped)}")
-    return times
+
+
+def start_node(path, args, frames=(), namespace=None, arrays=False):
+    """A DynamicsNode in this process serving ``path``, once it serves it;
+    ``arrays``: with the array topics' publishers (``publish_arrays``)."""
+    node = DynamicsNode(namespace=namespace, parameter_overrides=[
+        Parameter("urdf_file", value=path), Parameter("publish_arrays", value=arrays),
+        Parameter("base", value="floating" if args.floating else "fixed"),
+        Parameter("publish_christoffel", value=args.christoffel),
+        Parameter("kc_refinement.time_budget", value=0.0)]
+        + ([Parameter("frames", value=list(frames))] if frames else []))
+    deadline = time.monotonic() + 300
+    while node._service.live is None and time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    return node
+
+
+def paired(path, args):
+    """Two nodes, without and with ``args.frames``, on the same joint states in alternation."""
+    nodes = {"without frames": start_node(path, args, (), "/without"),
+             "with frames": start_node(path, args, args.frames, "/with")}
+    try:
+        live = nodes["without frames"]._service.live
+        names = list(live.served.model.joint_names)
+        messages = messages_for(live, np.random.default_rng(0), names, args.floating, 10, 200 + args.states)
+        callbacks = {name: callbacks_of(node, args.floating) for name, node in nodes.items()}
+        before = {name: (node._status.processed, sum(node._status.dropped.values())) for name, node in nodes.items()}
+        times = {name: np.empty(args.states) for name in nodes}
+        for k, pair in enumerate(messages):
+            for name in list(nodes)[::1 if k % 2 else -1]:
+                start = time.perf_counter()
+                for callback, data in zip(callbacks[name], pair):
+                    callback(data)
+                if k >= 200:  # the first bind the hot path
+                    times[name][k - 200] = time.perf_counter() - start
+        for name, node in nodes.items():
+            answered_all(node, *before[name], len(messages))
+        label = f"{args.robot} ({len(names)} DoF{', floating' if args.floating else ''})"
+        for name, seconds in times.items():
+            report(f"{label}, {args.states} joint states, callback {name}", seconds)
+        rounds = args.states // args.round
+        ratios = [np.median(times["with frames"][r * args.round:(r + 1) * args.round])
+                  / np.median(times["without frames"][r * args.round:(r + 1) * args.round]) for r in range(rounds)]
+        print(f"  with frames {' '.join(args.frames)} / without: median over {rounds} rounds of {args.round} "
+              f"states {np.median(ratios):.3f} (quartiles {np.percentile(ratios, 25):.3f}, "
+              f"{np.percentile(ratios, 75):.3f}); ratio of means "
+              f"{times['with frames'].mean() / times['without frames'].mean():.3f}")
+    finally:
+        for node in nodes.values():
+            node.destroy_node()
 
 
 def main():
@@ -103,20 +175,22 @@ def main():
     parser.add_argument("--christoffel", action="store_true", help="with Gamma (publish_christoffel)")
     parser.add_argument("--frames", nargs="+", default=[], metavar="FRAME",
                         help="the node's frames parameter: links whose pose, J and Jdot v ~/state carries")
+    parser.add_argument("--paired", action="store_true",
+                        help="with --frames: a node with them and one without, in alternation")
+    parser.add_argument("--round", type=int, default=500, help="states per round of --paired (500)")
     args = parser.parse_args()
+    if args.paired and not args.frames:
+        parser.error("--paired compares a node with --frames to one without: name the frames")
     harness.isolate_ros_environment()
     rclpy.init()
     path = robots.example_robot_urdf(args.robot)
-    node = DynamicsNode(parameter_overrides=[
-        Parameter("urdf_file", value=path), Parameter("publish_arrays", value=True),
-        Parameter("base", value="floating" if args.floating else "fixed"),
-        Parameter("publish_christoffel", value=args.christoffel),
-        Parameter("kc_refinement.time_budget", value=0.0)]
-        + ([Parameter("frames", value=list(args.frames))] if args.frames else []))
+    if args.paired:
+        try:
+            return paired(path, args)
+        finally:
+            rclpy.shutdown()
+    node = start_node(path, args, args.frames, arrays=True)
     try:
-        deadline = time.monotonic() + 300
-        while node._service.live is None and time.monotonic() < deadline:
-            rclpy.spin_once(node, timeout_sec=0.1)
         live = node._service.live
         served, model = live.served, live.served.model
         names = list(model.joint_names)

@@ -3,9 +3,9 @@
     python bench/soak_node.py [--robot panda] [--base auto|floating] [--duration 7200]
                               [--rate 1000] [--swap-period 10] [--csv FILE]
 
-The node runs as its own process; this one streams joint states from a
-thread (for a floating base, each with the odometry of its stamp, published
-just before it), swaps the payload on the hand (panda_hand; another robot's
+The node runs as its own process, and so does the stream of joint states
+(``drive``: for a floating base, each with the odometry of its stamp,
+published just before it), as a robot's driver is; this one swaps the payload on the hand (panda_hand; another robot's
 last link) through SetParametersAtomically every
 ``--swap-period`` seconds (valid masses in turn, and every tenth request an
 invalid one, which must be refused), receives every ``~/state`` and samples
@@ -18,15 +18,18 @@ node's log and how long the node takes to exit on SIGINT.
 """
 
 import argparse
+import multiprocessing
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import psutil
+import rclpy
+from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
 
 sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "support"))
 import robots  # noqa: E402
@@ -46,6 +49,43 @@ def unit_quaternion(rng):
     return quaternion / np.linalg.norm(quaternion)
 
 
+def drive(names, root, floating, rate, sent, started, stop):
+    """The robot's driver, in a process of its own: joint states at ``rate``
+    (each after its odometry for a floating base) from the moment the node
+    subscribes until ``stop``; ``sent``: how many so far, ``started`` set at
+    the first. The soak's own process receives some 21 MB/s of a humanoid's
+    states and checks them, which would hold up a stream sharing its GIL and
+    send it in bursts beyond the node's queue."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("soak_driver", context=context)
+    joint_pub = node.create_publisher(JointState, "joint_states", 100)
+    odom_pub = node.create_publisher(Odometry, "odom", 100) if floating else None
+    # drawn and serialized before the stream starts, 1,000 of each used in
+    # turn with their stamps put in: a robot's driver is not a Python process
+    rng, zero = np.random.default_rng(0), harness.stamp(0)
+    joint_states = [serialize_message(harness.joint_state(names, rng.uniform(-1, 1, len(names)),
+                                                          rng.uniform(-1, 1, len(names)), stamp_=zero))
+                    for _ in range(1000)]
+    odometry = [serialize_message(harness.odometry(zero, np.r_[rng.uniform(-1, 1, 3), unit_quaternion(rng)],
+                                                   rng.uniform(-1, 1, 6), root))
+                for _ in range(1000 if floating else 0)]
+    while joint_pub.get_subscription_count() == 0 and not stop.is_set():
+        time.sleep(0.05)
+    started.set()
+    start, k = time.monotonic(), 0
+    while not stop.is_set():
+        stamp = harness.stamp(1 + k // 1000, (k % 1000) * 10**6)
+        if odom_pub is not None:
+            odom_pub.publish(harness.with_cdr_stamp(odometry[k % 1000], stamp))
+        joint_pub.publish(harness.with_cdr_stamp(joint_states[k % 1000], stamp))
+        k += 1
+        sent.value = k
+        time.sleep(max(0.0, start + k / rate - time.monotonic()))
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=7200.0, help="seconds (7200)")
@@ -54,6 +94,8 @@ def main():
     parser.add_argument("--csv", type=Path, help="also write the RSS samples (time s, RSS MB) here, as taken")
     parser.add_argument("--robot", default="panda", help="an example-robot-data URDF (panda)")
     parser.add_argument("--base", default="auto", choices=("auto", "fixed", "floating"))
+    parser.add_argument("-p", "--node-parameter", action="append", default=[], metavar="NAME:=VALUE",
+                        help="one more of the node's parameters, as ros2 run takes it (repeatable)")
     options = parser.parse_args()
 
     harness.isolate_ros_environment()
@@ -67,31 +109,14 @@ def main():
     log = Path(f"/tmp/soak_node_{int(time.time())}.log")
     # no background K_c refinement (opt-in): its process is not the node's memory
     node = harness.NodeProcess("-p", f"urdf_file:={path}", "-p", "kc_refinement.time_budget:=0.0",
-                               "-p", f"base:={options.base}", log_path=log)
-    stop = threading.Event()
+                               "-p", f"base:={options.base}",
+                               *(arg for value in options.node_parameter for arg in ("-p", value)), log_path=log)
+    processes = multiprocessing.get_context("spawn")  # not a fork of a process with DDS running
+    stop, started = processes.Event(), processes.Event()
+    sent = processes.Value("q", 0, lock=False)  # written by the driver alone
     received = {"states": 0, "checked": 0, "non_finite": 0}
-    sent = [0]
-
-    # drawn and serialized before the stream starts, 1,000 of each used in
-    # turn with their stamps put in: a robot's driver is not a Python process
-    rng, zero = np.random.default_rng(0), harness.stamp(0)
-    joint_states = [serialize_message(harness.joint_state(names, rng.uniform(-1, 1, len(names)),
-                                                          rng.uniform(-1, 1, len(names)), stamp_=zero))
-                    for _ in range(1000)]
-    odometry = [serialize_message(harness.odometry(zero, np.r_[rng.uniform(-1, 1, 3), unit_quaternion(rng)],
-                                                   rng.uniform(-1, 1, 6), root))
-                for _ in range(1000 if model.floating else 0)]
-
-    def stream():
-        start, k = time.monotonic(), 0
-        while not stop.is_set():
-            stamp = harness.stamp(1 + k // 1000, (k % 1000) * 10**6)
-            if odometry:
-                peer.odom_pub.publish(harness.with_cdr_stamp(odometry[k % 1000], stamp))
-            peer.joint_pub.publish(harness.with_cdr_stamp(joint_states[k % 1000], stamp))
-            k += 1
-            sent[0] = k
-            time.sleep(max(0.0, start + k / options.rate - time.monotonic()))
+    driver = processes.Process(target=drive, daemon=True, args=(
+        names, root, model.floating, options.rate, sent, started, stop))
 
     def count_states():
         """Count what arrived, and forget it: hours of messages would fill memory here."""
@@ -110,8 +135,9 @@ def main():
     try:
         peer.wait_for_model(model.name, 180.0, node)
         process = psutil.Process(node.process.pid)
-        streamer = threading.Thread(target=stream, daemon=True)
-        streamer.start()
+        driver.start()
+        if not started.wait(60.0):
+            raise SystemExit("the driver's joint states found no subscriber within 60 s")
         start = time.monotonic()
         next_sample = next_swap = start
         swap = 0
@@ -125,7 +151,7 @@ def main():
                         handle.write(f"{samples[-1][0]:.1f},{samples[-1][1]:.3f}\n")
                 count_states()
                 if len(samples) % 60 == 1:  # every 10 minutes: the figures so far, for a shorter soak's
-                    print(f"{samples[-1][0]:7.0f} s  RSS {samples[-1][1]:.1f} MB  swaps {swap}  sent {sent[0]}  "
+                    print(f"{samples[-1][0]:7.0f} s  RSS {samples[-1][1]:.1f} MB  swaps {swap}  sent {sent.value}  "
                           f"received {received['states']}  non-finite {received['non_finite']}", flush=True)
             if now >= next_swap:
                 mass = -1.0 if swap % 10 == 9 else 0.5 + (swap % 7) * 0.25  # every tenth invalid
@@ -146,6 +172,7 @@ def main():
             time.sleep(0.05)
     finally:
         stop.set()
+        driver.join(5.0)
         time.sleep(0.5)
         count_states()  # the last ones, after the last sample
         try:
@@ -162,8 +189,8 @@ def main():
     slope = np.polyfit(t[after] / 3600.0, rss[after], 1)[0] if after.sum() > 2 else float("nan")
     print(f"soak_node: {options.robot} ({model.nv} dof, base {options.base}), {options.rate:.0f} Hz for "
           f"{options.duration:.0f} s, a swap on {hand} every {options.swap_period:g} s")
-    without = 1.0 - received["states"] / max(sent[0], 1)
-    print(f"joint states sent {sent[0]}, states received {received['states']} ({100 * without:.3f}% without "
+    without = 1.0 - received["states"] / max(sent.value, 1)
+    print(f"joint states sent {sent.value}, states received {received['states']} ({100 * without:.3f}% without "
           f"an output), non-finite {received['non_finite']} of the {received['checked']} parsed")
     print("the node's last diagnostics: " + ", ".join(f"{key} {diagnostics.get(key)}" for key in (
         "processed", "dropped", "dropped.lost_before_callback", "compute_p99_us")))

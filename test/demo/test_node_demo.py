@@ -41,7 +41,7 @@ def test_demo_shows_live_outputs_and_a_payload_swapped_midway():
     # among them and none on stderr. Quiet when healthy: the stream starts
     # once the node serves (no joint state dropped for want of a model) and
     # sends at most 8 a tick, one tick at a time however late, so the node's
-    # queue of 10 cannot overflow in this process: no WARN.
+    # queue of 50 cannot overflow in this process: no WARN.
     first = next(i for i, line in enumerate(lines) if "waiting for the" in line)
     for line in lines[first:]:
         assert re.match(r"\s*(\d+\.\d\s|t\s+out/s\s)", line), f"not a line of the monitor: {line!r}"

@@ -3,8 +3,8 @@
 The node runs as its own process with the repository's YAML, isolated on a
 private ROS domain (ros_harness), and its joint_states subscription made
 reliable with a deep queue through the standard QoS overrides: what a user
-replaying a bag sets, since the default best-effort queue of 10 answers only
-the newest states when the node is descheduled. The test side publishes the
+replaying a bag sets, since the default best-effort queue of 50 answers only
+the newest states when the node is descheduled for longer. The test side publishes the
 bag's /robot_description (transient local, as robot_state_publisher does),
 exchanges one joint state with the node so that both directions are matched,
 then plays the bag's joint states on joint_states at the recorded rate and
