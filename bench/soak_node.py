@@ -20,6 +20,7 @@ node's log and how long the node takes to exit on SIGINT.
 import argparse
 import multiprocessing
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import numpy as np
 import psutil
 import rclpy
 from nav_msgs.msg import Odometry
+from rclpy.experimental import EventsExecutor
 from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
@@ -47,6 +49,51 @@ SAMPLE_PERIOD = 10.0
 def unit_quaternion(rng):
     quaternion = rng.normal(size=4)
     return quaternion / np.linalg.norm(quaternion)
+
+
+class StateCounter:
+    """``~/state`` as a controller takes it: serialized bytes, counted, one in
+    CHECK_EVERY kept to be parsed (``take_kept``), by rclpy's EventsExecutor
+    in a context of its own. The harness's executor and rclpy's conversion of
+    a humanoid's 21 kB states would take most of a core at 1 kHz, which the
+    node would then lack."""
+
+    def __init__(self):
+        self.count, self._kept = 0, []
+        self._context = rclpy.Context()
+        rclpy.init(context=self._context)
+        self._node = rclpy.create_node("soak_states", context=self._context)
+        self._subscription = self._node.create_subscription(
+            DynamicsState, f"/{harness.NODE}/state", self._take, 1000, raw=True)
+        self._executor = EventsExecutor(context=self._context)
+        self._executor.add_node(self._node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        # spun and stopped in this thread: the EventsExecutor's shutdown from
+        # another one waits for ever
+        while not self._stop.is_set():
+            self._executor.spin_once(timeout_sec=0.1)
+
+    def _take(self, data):
+        self.count += 1
+        if self.count % CHECK_EVERY == 0:
+            self._kept.append(data)
+
+    def connected(self):
+        return self._subscription.get_publisher_count() > 0
+
+    def take_kept(self):
+        kept, self._kept = self._kept, []
+        return kept
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        self._node.destroy_node()
+        rclpy.shutdown(context=self._context)
 
 
 def drive(names, root, floating, rate, sent, started, stop):
@@ -105,7 +152,8 @@ def main():
     hand = HANDS.get(options.robot, model.link_names[-1])
     # the states as bytes, parsed one in CHECK_EVERY: a humanoid's 21 kB
     # states at 1 kHz would take this process a core to parse, beside the node
-    peer = harness.Peer("soak_peer", outputs=("state",), raw=("state",))
+    peer = harness.Peer("soak_peer", outputs=("model",))
+    states = StateCounter()
     log = Path(f"/tmp/soak_node_{int(time.time())}.log")
     # no background K_c refinement (opt-in): its process is not the node's memory
     node = harness.NodeProcess("-p", f"urdf_file:={path}", "-p", "kc_refinement.time_budget:=0.0",
@@ -119,12 +167,9 @@ def main():
         names, root, model.floating, options.rate, sent, started, stop))
 
     def count_states():
-        """Count what arrived, and forget it: hours of messages would fill memory here."""
-        with peer._lock:
-            states = [msg for _, msg in peer.received["state"]]
-            peer.received["state"].clear()
-        received["states"] += len(states)
-        checked = [deserialize_message(data, DynamicsState) for data in states[::CHECK_EVERY]]
+        """Count what arrived, and parse what was kept of it."""
+        received["states"] = states.count
+        checked = [deserialize_message(data, DynamicsState) for data in states.take_kept()]
         received["checked"] += len(checked)
         received["non_finite"] += sum(
             not np.all(np.isfinite(m.mass_matrix)) or not np.isfinite(m.kc_global) for m in checked)
@@ -135,6 +180,7 @@ def main():
     try:
         peer.wait_for_model(model.name, 180.0, node)
         process = psutil.Process(node.process.pid)
+        peer.wait_until(states.connected, 10.0, "~/state to connect")
         driver.start()
         if not started.wait(60.0):
             raise SystemExit("the driver's joint states found no subscriber within 60 s")
@@ -183,6 +229,7 @@ def main():
         code = node.stop()
         exit_seconds = time.monotonic() - began
         peer.close()
+        states.close()
 
     t, rss = np.array(samples).T
     after = t >= min(WARMUP, t[-1] / 2)
