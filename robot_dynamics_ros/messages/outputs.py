@@ -13,7 +13,6 @@ model's revision, coordinate names and frame, and the values come from one
 """
 
 import array
-import math
 from typing import Dict, Sequence
 
 import numpy as np
@@ -80,44 +79,10 @@ def frame_values(served: ServedModel, q: np.ndarray, qd: np.ndarray) -> tuple:
     nv) with columns in output order, J̇v (k, 6), all frames from one
     forward pass (``dynamics.frame_terms``); for a batch of q, a leading
     axis of samples on each."""
-    X, jacobians, bias = dynamics.frame_terms(served.model, q, qd, served.frames)
+    poses, jacobians, bias = dynamics.frame_terms(served.model, q, qd, served.frames)
     if served.perm is not None:
         jacobians = jacobians[..., served.perm]
-    return pose_vectors(X), jacobians, bias
-
-
-def pose_vectors(X: np.ndarray) -> np.ndarray:
-    """Homogeneous transforms (..., 4, 4) as (..., 7) [x y z qx qy qz qw],
-    each a geometry_msgs/Pose: the quaternion by Shepperd's method
-    (Shepperd, "Quaternion from rotation matrix", J. Guidance and Control
-    1(3), 1978): the component of largest magnitude from the largest of
-    1 + trace and 1 + 2 R_ii - trace (positive), the others from sums and
-    differences of the off-diagonal entries divided by it, so that no
-    division is by a small number. A few transforms (a joint state's
-    frames) one by one in floats, which costs less than numpy's calls."""
-    if X.size <= 16 * SCALAR_POSES:
-        flat = X.reshape(-1, 4, 4)
-        return np.array([_pose_vector(x) for x in flat.tolist()]).reshape(X.shape[:-2] + (7,))
-    R = X[..., :3, :3]
-    r00, r11, r22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
-    trace = r00 + r11 + r22
-    # 4 w^2, 4 x^2, 4 y^2, 4 z^2 (each up to the terms that vanish for a rotation)
-    squares = np.stack((1 + trace, 1 + 2 * r00 - trace, 1 + 2 * r11 - trace, 1 + 2 * r22 - trace), -1)
-    pick = np.argmax(squares, axis=-1)
-    s = np.sqrt(np.maximum(np.take_along_axis(squares, pick[..., None], -1)[..., 0], 0.0)) * 2  # 4 |q_pick|
-    d21, d02, d10 = R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]
-    s21, s02, s10 = R[..., 2, 1] + R[..., 1, 2], R[..., 0, 2] + R[..., 2, 0], R[..., 1, 0] + R[..., 0, 1]
-    # [x, y, z, w] * s for each choice of the component computed from the diagonal
-    candidates = np.stack((
-        np.stack((d21, d02, d10, s * s / 4), -1),
-        np.stack((s * s / 4, s10, s02, d21), -1),
-        np.stack((s10, s * s / 4, s21, d02), -1),
-        np.stack((s02, s21, s * s / 4, d10), -1)), -2)
-    quaternion = np.take_along_axis(candidates, pick[..., None, None], -2)[..., 0, :] / s[..., None]
-    out = np.empty(X.shape[:-2] + (7,))
-    out[..., :3] = X[..., :3, 3]
-    out[..., 3:] = quaternion
-    return out
+    return poses, jacobians, bias
 
 
 def state_template(served: ServedModel, revision: int, frame_id: str, christoffel: bool) -> CdrTemplate:
@@ -151,29 +116,6 @@ def state_template(served: ServedModel, revision: int, frame_id: str, christoffe
         # a Pose[] is 7 float64 per pose after its length: one field of 7k values
         sizes += (7 * frames, 6 * nv * frames, 6 * frames)
     return CdrTemplate(make, sizes, stamped=True)
-
-
-SCALAR_POSES = 8  # pose_vectors converts up to this many transforms one by one
-
-
-def _pose_vector(X) -> list:
-    """One transform (nested lists, 4 x 4) as [x y z qx qy qz qw]: ``pose_vectors``."""
-    (r00, r01, r02, x), (r10, r11, r12, y), (r20, r21, r22, z) = X[0], X[1], X[2]
-    trace = r00 + r11 + r22
-    big = max(trace, r00, r11, r22)
-    if big == trace:
-        s = 2.0 * math.sqrt(max(1.0 + trace, 0.0))
-        quaternion = ((r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, s / 4)
-    elif big == r00:
-        s = 2.0 * math.sqrt(max(1.0 + 2 * r00 - trace, 0.0))
-        quaternion = (s / 4, (r10 + r01) / s, (r02 + r20) / s, (r21 - r12) / s)
-    elif big == r11:
-        s = 2.0 * math.sqrt(max(1.0 + 2 * r11 - trace, 0.0))
-        quaternion = ((r10 + r01) / s, s / 4, (r21 + r12) / s, (r02 - r20) / s)
-    else:
-        s = 2.0 * math.sqrt(max(1.0 + 2 * r22 - trace, 0.0))
-        quaternion = ((r02 + r20) / s, (r21 + r12) / s, s / 4, (r10 - r01) / s)
-    return [x, y, z, *quaternion]
 
 
 def _pose(values) -> Pose:

@@ -31,6 +31,7 @@ import numpy as np
 # An odometry quaternion is refused by the same rule as the dynamics refuse
 # q's (within it they normalize it): checked here, it is counted as bad
 # odometry, not as a failed joint state.
+from robot_dynamics_ros.dynamics.algorithms.frames import pose_vector
 from robot_dynamics_ros.dynamics.model.model import QUATERNION_TOLERANCE
 
 # Odometry kept for pairing: enough for 1 kHz odometry over a few timeouts; it
@@ -102,21 +103,13 @@ def quaternion_matrix(q: np.ndarray) -> np.ndarray:
 
 
 def matrix_quaternion(rotation: np.ndarray) -> np.ndarray:
-    """The unit quaternion (x, y, z, w) of a rotation matrix, from its largest
-    component (Shepperd's method: no division by a small number)."""
-    r = rotation
-    trace = np.trace(r)
-    i = int(np.argmax([r[0, 0], r[1, 1], r[2, 2], trace]))
-    if i == 3:
-        w = math.sqrt(1.0 + trace) / 2
-        q = [(r[2, 1] - r[1, 2]) / (4 * w), (r[0, 2] - r[2, 0]) / (4 * w),
-             (r[1, 0] - r[0, 1]) / (4 * w), w]
-    else:
-        j, k = (i + 1) % 3, (i + 2) % 3
-        v = math.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k]) / 2
-        q = [0.0, 0.0, 0.0, (r[k, j] - r[j, k]) / (4 * v)]
-        q[i], q[j], q[k] = v, (r[j, i] + r[i, j]) / (4 * v), (r[k, i] + r[i, k]) / (4 * v)
-    return np.array(q)
+    """The unit quaternion (x, y, z, w) of a rotation matrix (Shepperd's
+    method, ``frames.pose_vector``: its Python function, for a rotation
+    taken once, which need not wait for a compile)."""
+    pose, vector = np.eye(4), np.empty(7)
+    pose[:3, :3] = rotation
+    pose_vector.py_func(pose, vector)
+    return vector[3:]
 
 
 class RigidFrame(NamedTuple):

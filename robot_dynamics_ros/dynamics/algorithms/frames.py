@@ -244,13 +244,15 @@ def _frame_jacobian_dot_v(data, body, placement, Q, QD, out):
 
 
 @njit(cache=True, nogil=True)
-def _frame_terms(data, bodies, placements, Q, QD, X, J, bias):
+def _frame_terms(data, bodies, placements, Q, QD, poses, J, bias):
     """Per sample: the body poses, velocities and accelerations at qdd = 0
-    once, then each frame's placement, Jacobian and bias. O(n + sum d_f)."""
+    once, then each frame's pose (as ``pose_vector`` gives it), Jacobian and
+    bias. O(n + sum d_f)."""
     model = data.model
+    X = np.empty((4, 4), dtype=poses.dtype)
     for s in range(sample_count(Q)):
         q, qd = sample(Q, s, Q), sample(QD, s, Q)
-        Xs, Js, bs = sample(X, s, Q), sample(J, s, Q), sample(bias, s, Q)
+        Ps, Js, bs = sample(poses, s, Q), sample(J, s, Q), sample(bias, s, Q)
         if not (valid_configuration(model, q) and all_finite(qd)):
             return s
         body_poses(model, data, q)
@@ -258,14 +260,15 @@ def _frame_terms(data, bodies, placements, Q, QD, X, J, bias):
         zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
         for f in range(bodies.shape[0]):
             body = bodies[f]
-            frame_placement_of(model, data, q, body, placements[f], Xs[f])
+            frame_placement_of(model, data, q, body, placements[f], X)
+            pose_vector(X, Ps[f])
             frame_jacobian_of(model, data, body, placements[f], Js[f])
             if body < 0:
                 for k in range(6):
                     bs[f, k] = zero
             else:
                 frame_bias_at(data, body, placements[f], bs[f])
-        if not (all_finite(Xs) and all_finite(Js) and all_finite(bs)):
+        if not (all_finite(Ps) and all_finite(Js) and all_finite(bs)):
             return s
     return -1
 
@@ -285,32 +288,33 @@ def frame_table(model, frames):
 
 
 def frame_terms(model, q, qd, frames):
-    """``(X, J, bias)`` of several frames at once: ``frame_placement``,
-    ``frame_jacobian`` and ``frame_jacobian_dot_v`` of each name in
-    ``frames``, stacked along an axis after the samples' ((k, 4, 4), (k, 6,
-    nv), (k, 6), or with a leading N for a batch), from one forward pass:
-    the body poses, velocities and accelerations at qdd = 0 once (O(n)),
-    then each frame (O(d) for its Jacobian). Equal to the three functions
-    called frame by frame (tested). ``FrameError`` for a name that is no
-    link."""
+    """``(poses, J, bias)`` of several frames at once, what a DynamicsState
+    carries: ``frame_placement`` as a pose ``[x y z qx qy qz qw]``
+    (``pose_vector``), ``frame_jacobian`` and ``frame_jacobian_dot_v`` of
+    each name in ``frames``, stacked along an axis after the samples' ((k,
+    7), (k, 6, nv), (k, 6), or with a leading N for a batch), from one
+    forward pass: the body poses, velocities and accelerations at qdd = 0
+    once (O(n)), then each frame (O(d) for its Jacobian). Equal to the
+    three functions called frame by frame (tested). ``FrameError`` for a
+    name that is no link."""
     bodies, placements = frame_table(model, frames)
     k = len(bodies)
     call = sample_entry(_frame_terms, model, q, qd)
     if call is not None:
-        X, J, bias = np.empty((k, 4, 4)), np.empty((k, 6, model.nv)), np.empty((k, 6))
-        if call(bodies, placements, q, qd, X, J, bias) < 0:
-            return X, J, bias
+        poses, J, bias = np.empty((k, 7)), np.empty((k, 6, model.nv)), np.empty((k, 6))
+        if call(bodies, placements, q, qd, poses, J, bias) < 0:
+            return poses, J, bias
     q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
     batch = qa.shape[:-1]
-    X, J = kernel_out(model, None, batch + (k, 4, 4)), kernel_out(model, None, batch + (k, 6, model.nb))
+    poses, J = kernel_out(model, None, batch + (k, 7)), kernel_out(model, None, batch + (k, 6, model.nb))
     bias = kernel_out(model, None, batch + (k, 6))
-    failed = run(_frame_terms, model, (qa, qda), (X, J, bias), settings=(bodies, placements))
+    failed = run(_frame_terms, model, (qa, qda), (poses, J, bias), settings=(bodies, placements))
     if failed >= 0:
         raise_failure(model, failed, (("q", q), ("qd", qd)), f"the frames {', '.join(frames)}")
-    return X, (J @ model.coordinate_map if model.reduced else J), bias
+    return poses, (J @ model.coordinate_map if model.reduced else J), bias
 
 
 def frame_placement(model, q, frame, *, out=None):
@@ -393,3 +397,32 @@ def frame_jacobian_dot_v(model, q, qd, frame, *, out=None):
         raise_failure(model, failed, (("q", q), ("qd", qd)),
                       f"the acceleration bias of frame '{frame}'")
     return into(out, result)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pose_vector(X, p):
+    """p (7,) = [origin, unit quaternion (x, y, z, w)] of the transform X
+    (4, 4). The quaternion by Shepperd's method (Shepperd, "Quaternion from
+    rotation matrix", J. Guidance and Control 1(3), 1978): the component of
+    largest magnitude from the largest of 1 + trace and 1 + 2 R_ii - trace
+    (4 w^2, 4 x^2, 4 y^2, 4 z^2), the others from sums and differences of
+    the off-diagonal entries divided by it, so that no division is by a
+    small number. O(1)."""
+    r00, r01, r02 = X[0, 0], X[0, 1], X[0, 2]
+    r10, r11, r12 = X[1, 0], X[1, 1], X[1, 2]
+    r20, r21, r22 = X[2, 0], X[2, 1], X[2, 2]
+    p[0], p[1], p[2] = X[0, 3], X[1, 3], X[2, 3]
+    trace = r00 + r11 + r22
+    zero = trace - trace  # a zero of the transform's precision
+    if trace >= r00 and trace >= r11 and trace >= r22:
+        s = 2 * np.sqrt(max(1 + trace, zero))
+        p[3], p[4], p[5], p[6] = (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, s / 4
+    elif r00 >= r11 and r00 >= r22:
+        s = 2 * np.sqrt(max(1 + 2 * r00 - trace, zero))
+        p[3], p[4], p[5], p[6] = s / 4, (r10 + r01) / s, (r02 + r20) / s, (r21 - r12) / s
+    elif r11 >= r22:
+        s = 2 * np.sqrt(max(1 + 2 * r11 - trace, zero))
+        p[3], p[4], p[5], p[6] = (r10 + r01) / s, s / 4, (r21 + r12) / s, (r02 - r20) / s
+    else:
+        s = 2 * np.sqrt(max(1 + 2 * r22 - trace, zero))
+        p[3], p[4], p[5], p[6] = (r02 + r20) / s, (r21 + r12) / s, s / 4, (r10 - r01) / s

@@ -20,6 +20,7 @@ import zlib
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from coriolis_cases import mimic_map
 from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pinocchio, pin,
@@ -272,11 +273,17 @@ def test_all_frames_at_once_equal_the_three_functions_frame_by_frame(name, base,
         qs, vs = qs[0], vs[0]
     names = list(model.link_frames)
     frames = [names[-1], names[0], names[len(names) // 2], names[-1]]
-    X, J, bias = frame_terms(model, qs, vs, frames)
+    poses, J, bias = frame_terms(model, qs, vs, frames)
     lead = () if count is None else (count,)
-    assert (X.shape, J.shape, bias.shape) == (lead + (4, 4, 4), lead + (4, 6, model.nv), lead + (4, 6))
+    assert (poses.shape, J.shape, bias.shape) == (lead + (4, 7), lead + (4, 6, model.nv), lead + (4, 6))
     for k, frame in enumerate(frames):
-        np.testing.assert_allclose(X[..., k, :, :], frame_placement(model, qs, frame), rtol=0, atol=1e-15)
+        # the pose [x y z qx qy qz qw]: the placement's origin, and a unit
+        # quaternion whose rotation (scipy's) is the placement's
+        X = frame_placement(model, qs, frame)
+        np.testing.assert_allclose(poses[..., k, :3], X[..., :3, 3], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(np.linalg.norm(poses[..., k, 3:], axis=-1), 1.0, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(Rotation.from_quat(poses[..., k, 3:].reshape(-1, 4)).as_matrix(),
+                                   X[..., :3, :3].reshape(-1, 3, 3), rtol=0, atol=1e-14)
         np.testing.assert_allclose(J[..., k, :, :], frame_jacobian(model, qs, frame), rtol=0, atol=1e-15)
         np.testing.assert_allclose(bias[..., k, :], frame_jacobian_dot_v(model, qs, vs, frame),
                                    rtol=0, atol=1e-13)
