@@ -176,7 +176,7 @@ def one_round(config, options, path, names, floating, baseline, results):
     if config == "refining":
         args += ["-p", f"kc_refinement.time_budget:={options.duration + 60.0}"]
     prefix = ("chrt", "-f", str(options.fifo)) if config == "fifo" else ()
-    node = harness.NodeProcess(*args, log_path=log, prefix=prefix,
+    node = harness.NodeProcess(*args, log_path=log, prefix=prefix, diagnostic_period=None,
                                **({"repo": baseline} if config == "baseline" else {}))
     stream = Stream(peer, names, options.rate, floating)
     try:

@@ -33,7 +33,7 @@ from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402
 
 def one_run(urdf, model, log_dir: Path):
     peer = harness.Peer()
-    node = harness.NodeProcess(log_path=log_dir / "node.log")
+    node = harness.NodeProcess(log_path=log_dir / "node.log", diagnostic_period=None)
     try:
         peer.wait_until(lambda: peer.description_pub.get_subscription_count() > 0, 60.0,
                         "the node to subscribe to robot_description")

@@ -158,7 +158,8 @@ def main():
     # no background K_c refinement (opt-in): its process is not the node's memory
     node = harness.NodeProcess("-p", f"urdf_file:={path}", "-p", "kc_refinement.time_budget:=0.0",
                                "-p", f"base:={options.base}",
-                               *(arg for value in options.node_parameter for arg in ("-p", value)), log_path=log)
+                               *(arg for value in options.node_parameter for arg in ("-p", value)), log_path=log,
+                               diagnostic_period=None)
     processes = multiprocessing.get_context("spawn")  # not a fork of a process with DDS running
     stop, started = processes.Event(), processes.Event()
     sent = processes.Value("q", 0, lock=False)  # written by the driver alone

@@ -155,7 +155,7 @@ class DynamicsNode(Node):
             base_states=BaseStatePairing(value("base_state_timeout")) if base != "fixed" else None,
             warn=lambda text: self.get_logger().warning(text))
         self._create_subscriptions(odometry=base != "fixed")
-        self.create_timer(1.0, self._publish_diagnostics)
+        self.create_timer(value("diagnostic_updater.period"), self._publish_diagnostics)
         self._waiting_logged = None
         self._waiting_timer = self.create_timer(WAITING_LOG_PERIOD, self._log_waiting)
         self._log_waiting()

@@ -84,6 +84,9 @@ PARAMETERS = (
               "(0, the default: keep the first guaranteed bound)", range=(0.0, 1e6)),
     Parameter("kc_refinement.memory_limit_mb", 160.0, DOUBLE,
               "Work memory of that refinement, MB", range=(1.0, 1e5)),
+    Parameter("diagnostic_updater.period", 1.0, DOUBLE,
+              "Seconds between two /diagnostics reports (the name diagnostic_updater gives its "
+              "period)", range=(0.01, 3600.0)),
 )
 BY_NAME = {parameter.name: parameter for parameter in PARAMETERS}
 # what a parameter request may change while the node runs (the model service's)

@@ -53,6 +53,17 @@ def test_description_published_before_start_is_picked_up(panda):
     assert sorted(values["joints"].split(",")) == sorted(movable)
 
 
+def test_diagnostics_come_every_period(panda):
+    """The tests' nodes run with ``diagnostic_updater.period`` 0.1 s (the
+    default is 1 s): the reports come ten times as often, and no faster."""
+    peer = panda.peer
+    peer.diagnostics(timeout=5.0)
+    start, since = peer.count("diagnostics"), time.monotonic()
+    time.sleep(2.0)
+    rate = (peer.count("diagnostics") - start) / (time.monotonic() - since)
+    assert 5.0 <= rate <= 1.2 / harness.DIAGNOSTIC_PERIOD, rate
+
+
 def test_outputs_equal_pinocchio(panda):
     worst = {}
     for _ in range(5):

@@ -79,15 +79,17 @@ def publish(peer, names, stamps, q, qd, effort):
 
 
 def settled(peer) -> int:
-    """The node's processed count once it stops growing (two reports alike,
-    after the joint states published so far)."""
-    seen = []
-
-    def same_twice(values):
-        seen.append(int(values["processed"]))
-        return len(seen) >= 2 and seen[-1] == seen[-2]
-
-    return int(peer.diagnostics(same_twice, timeout=30.0, after=peer.count("diagnostics"))["processed"])
+    """The node's processed count once it stops growing: the same in its
+    reports over a second, after the joint states published so far."""
+    last, since = None, time.monotonic()
+    deadline = since + 30.0
+    while time.monotonic() < deadline:
+        processed = int(peer.diagnostics()["processed"])  # the next report
+        if processed != last:
+            last, since = processed, time.monotonic()
+        elif time.monotonic() - since >= 1.0:
+            return processed
+    raise AssertionError(f"the node's processed count still grew after 30 s (last {last})")
 
 
 @pytest.fixture(scope="module")

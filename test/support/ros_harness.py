@@ -20,6 +20,7 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import rclpy
@@ -94,16 +95,24 @@ def _die_with_parent():
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+# s: the tests' nodes report every 0.1 s, so a test that waits for a count waits that long
+DIAGNOSTIC_PERIOD = 0.1
+
+
 class NodeProcess:
     """``python -m robot_dynamics_ros.node.dynamics_node --ros-args ...`` with the repo's YAML loaded."""
 
     def __init__(self, *ros_args: str, log_path: Path, params_file: bool = True, repo: Path = REPO,
-                 prefix: tuple = ()):
+                 prefix: tuple = (), diagnostic_period: Optional[float] = DIAGNOSTIC_PERIOD):
         """``repo``: the checkout whose node runs (another revision, for a benchmark);
-        ``prefix``: a command the node runs under (launch_ros's ``prefix``, e.g. ``chrt``)."""
+        ``prefix``: a command the node runs under (launch_ros's ``prefix``, e.g. ``chrt``);
+        ``diagnostic_period``: the node's ``diagnostic_updater.period``, None for
+        its default (a benchmark's node as deployed)."""
         command = [*prefix, sys.executable, "-m", "robot_dynamics_ros.node.dynamics_node", "--ros-args"]
         if params_file:
             command += ["--params-file", str(repo / "config" / "robot_dynamics.yaml")]
+        if diagnostic_period is not None:
+            command += ["-p", f"diagnostic_updater.period:={diagnostic_period}"]
         command += list(ros_args)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH")]))
