@@ -28,10 +28,10 @@ from typing import Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from robot_dynamics_ros.dynamics.algorithms.frames import pose_vector
 # An odometry quaternion is refused by the same rule as the dynamics refuse
 # q's (within it they normalize it): checked here, it is counted as bad
 # odometry, not as a failed joint state.
-from robot_dynamics_ros.dynamics.algorithms.frames import pose_vector
 from robot_dynamics_ros.dynamics.model.model import QUATERNION_TOLERANCE
 
 # Odometry kept for pairing: enough for 1 kHz odometry over a few timeouts; it
