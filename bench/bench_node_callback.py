@@ -166,8 +166,9 @@ def paired(path, args):
               f"{times['with frames'].mean() / times['without frames'].mean():.3f}")
         # what /diagnostics reports as compute time: from the bytes in to the
         # outputs serialized, without publishing (the last joint states the node kept)
-        compute = {name: np.median(node._status._latency_ns) / 1e3 for name, node in nodes.items()}
-        print(f"  the nodes' compute time (p50 of the last {len(nodes['with frames']._status._latency_ns)} "
+        kept = {name: node._status._latency_ns[:node._status._latency_count] for name, node in nodes.items()}
+        compute = {name: np.median(ns) / 1e3 for name, ns in kept.items()}
+        print(f"  the nodes' compute time (p50 of the last {len(kept['with frames'])} "
               f"joint states): without {compute['without frames']:.1f} us, with "
               f"{compute['with frames']:.1f} us, ratio {compute['with frames'] / compute['without frames']:.3f}")
     finally:
