@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).absolute().parent.parent / "test" / "suppo
 import robots  # noqa: E402
 import ros_harness as harness  # noqa: E402
 
-import robot_dynamics_ros.node.dynamics_node as node_module  # noqa: E402
+import robot_dynamics_ros.node.joint_state_handler as handler_module  # noqa: E402
 
 import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -209,17 +209,18 @@ def main():
         label = (f"{args.robot} ({model.nv} DoF{', floating' if args.floating else ''}"
                  f"{', frames ' + ' '.join(args.frames) if args.frames else ''})")
         timed = "odometry and joint state callbacks" if args.floating else "callback"
-        stored = compute_outputs(model, *full_state_of(live, states[0], args.floating), args.christoffel)
+        stored = compute_outputs(model, *full_state_of(live, states[0], args.floating), args.christoffel,
+                                 served.frames)
         for without_dynamics in (False, True):
             if without_dynamics:
-                node_module.compute_outputs = lambda *_: stored
+                handler_module.compute_outputs = lambda *_: stored
             node._publish_arrays = False  # as the node runs by default: ~/state and ~/gravity_torques
             try:
                 # the second run's stamps after the first's
                 first_second = 10 + without_dynamics * (len(states) // 1000 + 2)
                 times = time_callbacks(node, live, rng, names, args.floating, first_second, len(states))
             finally:
-                node_module.compute_outputs = compute_outputs
+                handler_module.compute_outputs = compute_outputs
                 node._publish_arrays = True
             what = "without the dynamics (one stored result)" if without_dynamics else "as by default"
             report(f"{label}, {len(states)} joint states, {timed} {what}", times)
@@ -230,14 +231,15 @@ def main():
         for msg in states:
             q, qd = full_state_of(live, msg, args.floating)
             # as the node computes them: Gamma only when it publishes it
-            inputs.append((msg.header.stamp, q, qd, compute_outputs(model, q, qd, christoffel)))
-        template = live.state_template("odom" if args.floating else served.root_link, christoffel)
+            inputs.append((msg.header.stamp, q, qd, compute_outputs(model, q, qd, christoffel, served.frames)))
+        template = live.state_template("odom" if args.floating else served.root_link, christoffel)[0]
         topics = [t for t in ARRAY_TOPICS if christoffel or t != "christoffel_symbols"]
 
-        def state(stamp, q, qd, terms):
-            node._pub_state.publish(template.encode_one(state_values(served, q, qd, terms, christoffel), stamp))
+        def state(stamp, q, qd, outputs):
+            node._pub_state.publish(template.encode_one(state_values(served, q, qd, outputs, christoffel), stamp))
 
-        def arrays(stamp, q, qd, terms):
+        def arrays(stamp, q, qd, outputs):
+            terms = outputs[0]
             for topic in topics:
                 node._pub_arrays[topic].publish(live.templates[topic].encode_one((getattr(terms, topic),)))
             node._pub_gravity.publish(live.templates["gravity_torques"].encode_one((terms.gravity_torques,), stamp))
@@ -260,9 +262,9 @@ def main():
         times = np.empty(len(inputs))
         for k, (_, q, qd, _) in enumerate(inputs):
             start = time.perf_counter()
-            compute_outputs(model, q, qd, christoffel)
+            compute_outputs(model, q, qd, christoffel, served.frames)
             times[k] = time.perf_counter() - start
-        report("  compute_outputs (all_terms) on the same states", times)
+        report("  compute_outputs on the same states", times)
     finally:
         node.destroy_node()
         rclpy.shutdown()

@@ -70,10 +70,11 @@ def stages(source: Path, target: Path, urdf: str) -> dict:
         seconds["read + decode + match by name"] += time.perf_counter() - start
         start = time.perf_counter()
         outputs = compute_outputs(model, q, qd)
+        terms = outputs[0]
         seconds["dynamics (batch)"] += time.perf_counter() - start
         start = time.perf_counter()
-        dynamics.coriolis_bounds(model, q, qd, christoffel=outputs.christoffel_symbols,
-                                 mass=outputs.mass_matrix)
+        dynamics.coriolis_bounds(model, q, qd, christoffel=terms.christoffel_symbols,
+                                 mass=terms.mass_matrix)
         seconds["  of which coriolis_bounds (timed again)"] += time.perf_counter() - start
         start = time.perf_counter()
         streams.write(times, stamps, None, q, qd, outputs)

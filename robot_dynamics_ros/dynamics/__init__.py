@@ -15,7 +15,7 @@ from .kernel_cache import register as _register_kernel_cache
 
 _register_kernel_cache()
 
-from .terms import AllTerms, all_terms, coriolis_bounds
+from .terms import AllTerms, all_terms, coriolis_bounds, state_terms
 from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds
 from .algorithms.christoffel import christoffel_symbols
 from .algorithms.coriolis import coriolis_matrix
@@ -31,7 +31,7 @@ from .algorithms.simulate import Simulation, simulate
 from .model.urdf import load_urdf
 
 __all__ = [
-    "AllTerms", "BOUNDS_FIELDS", "all_terms",
+    "AllTerms", "BOUNDS_FIELDS", "all_terms", "state_terms",
     "CoriolisBounds", "CoriolisConstantError", "CoriolisConstantRefinement", "KcInterval",
     "coriolis_constant_interval", "DynamicsError", "Model", "PayloadError", "StateError", "URDFError",
     "christoffel_symbols", "coriolis_bounds", "coriolis_matrix", "gravity_torques", "inverse_dynamics", "load_urdf",

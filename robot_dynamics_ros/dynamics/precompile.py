@@ -14,7 +14,8 @@ each shape compiles what every robot of that shape runs: the embedded PUMA
 (a chain), a fixed tree and a floating tree. For each it does what the node
 does before its first output (``messages.outputs.compute_first_outputs``):
 every term with and without the Christoffel symbols, with the model's first
-K_c bound, and a frame's pose, Jacobian and J̇v (``frame_terms``). Two
+K_c bound, and the same with a frame's pose, Jacobian and J̇v
+(``state_terms``, what a node with the ``frames`` parameter runs). Two
 processes compile side by side (``os.fork``), the fixed bases in one and the
 floating base in the other; numba writes each kernel's cache file whole (to
 a temporary name, then renamed), so the two may compile the same kernel
@@ -28,7 +29,7 @@ import traceback
 
 import numpy as np
 
-from . import all_terms, frame_terms, load_urdf, puma_urdf
+from . import all_terms, load_urdf, puma_urdf, state_terms
 from .kernel_cache import KernelCacheLocator
 
 
@@ -63,7 +64,7 @@ def first_outputs(model, frame: str):
     qd = rng.uniform(-1.0, 1.0, model.nv)
     for christoffel in (False, True):
         all_terms(model, q, qd, christoffel=christoffel)
-    frame_terms(model, q, qd, (frame,))
+    state_terms(model, q, qd, (frame,))
 
 
 # The three shapes whose records differ in type (``model.records``: a dense

@@ -128,10 +128,17 @@ class CdrTemplate:
         self._fields = tuple(raw[4 + start:4 + stop].view(np.float64)
                              for start, stop in spans[1 if stamped else 0:])
 
+    def field_views(self) -> Tuple[np.ndarray, ...]:
+        """``encode_one``'s float64 fields in its buffer, one flat view each in
+        ``sizes`` order: a computation may write a field's values straight
+        into it (as the node's frames are, ``outputs.frames_in_place``)."""
+        return self._fields
+
     def encode_one(self, values: Sequence[np.ndarray], stamp: Time = None) -> bytes:
         """One message: one array per field (any shape, row-major), and a Time
-        when stamped. Writes into one buffer per template: one thread (the
-        node's executor) per template."""
+        when stamped; fields after the last of ``values`` keep what was
+        written into their ``field_views``. Writes into one buffer per
+        template: one thread (the node's executor) per template."""
         if self.stamped:
             _STAMP.pack_into(self._buffer, 4, stamp.sec, stamp.nanosec)
         for field, array in zip(self._fields, values):

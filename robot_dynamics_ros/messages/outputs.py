@@ -9,11 +9,12 @@ messages agree byte for byte.
 
 A DynamicsState comes entirely from one model: the template bakes in that
 model's revision, coordinate names and frame, and the values come from one
-``all_terms`` call on that model.
+``compute_outputs`` call on that model (one compiled call, its frames
+included).
 """
 
 import array
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from geometry_msgs.msg import InertiaStamped, Pose
@@ -39,12 +40,34 @@ ARRAY_TOPICS = ("mass_matrix", "coriolis_matrix", "coriolis_bounds", "christoffe
 KC_SOURCES = ("first_bound", "refining", "refined", "certificate")
 
 
-def compute_outputs(model, q: np.ndarray, qd: np.ndarray, christoffel: bool = True) -> dynamics.AllTerms:
+def compute_outputs(model, q: np.ndarray, qd: np.ndarray, christoffel: bool = True,
+                    frames: Sequence[str] = (), frames_out: Optional[tuple] = None
+                    ) -> Tuple[dynamics.AllTerms, Optional[tuple]]:
     """Every published quantity at (q, qd), one sample or a batch, in model
     joint order: the one computation the node and the offline replay share,
     so that they agree bit for bit. ``christoffel``: also the n^3 tensor
-    Gamma (the bounds are the same without it, computed from its blocks)."""
-    return dynamics.all_terms(model, q, qd, christoffel=christoffel)
+    Gamma (the bounds are the same without it, computed from its blocks).
+    Returns the terms and the ``frames``' (poses, J, J̇v) from the same
+    forward pass (``dynamics.state_terms``): None without frames, or when
+    they were written into ``frames_out`` (``frames_in_place``)."""
+    if not frames:
+        return dynamics.all_terms(model, q, qd, christoffel=christoffel), None
+    if frames_out is None:
+        return dynamics.state_terms(model, q, qd, frames, christoffel=christoffel)
+    return dynamics.state_terms(model, q, qd, frames, christoffel=christoffel, out=frames_out)[0], None
+
+
+def frames_in_place(template: CdrTemplate, served: ServedModel) -> Optional[tuple]:
+    """The frame fields of a ``state_template``'s message as the
+    ``frames_out`` of ``compute_outputs``, shaped (k, 7), (k, 6, nv), (k,
+    6): the kernel writes the frames straight into the message, with no
+    copy. None without frames, or when the ``joints`` parameter reorders
+    J's columns (``state_values`` then reorders a copy)."""
+    k, nv = len(served.frames), served.model.nv
+    if not k or served.perm is not None:
+        return None
+    poses, jacobians, bias = template.field_views()[-3:]
+    return poses.reshape(k, 7), jacobians.reshape(k, 6, nv), bias.reshape(k, 6)
 
 
 def compute_first_outputs(served: ServedModel) -> None:
@@ -54,35 +77,26 @@ def compute_first_outputs(served: ServedModel) -> None:
     load (or compile) there, off the hot path (``dynamics.precompile``)."""
     q, qd = served.neutral_configuration(), np.ones(served.model.nv)
     for christoffel in (False, True):
-        compute_outputs(served.model, q, qd, christoffel)
-    if served.frames:
-        frame_values(served, q, qd)
+        compute_outputs(served.model, q, qd, christoffel, served.frames)
 
 
-def state_values(served: ServedModel, q: np.ndarray, qd: np.ndarray, terms: dynamics.AllTerms,
-                 christoffel: bool, batch: bool = False) -> tuple:
-    """The arrays of a DynamicsState, in output order, for ``state_template``;
-    ``batch``: every array has a leading axis of samples."""
+def state_values(served: ServedModel, q: np.ndarray, qd: np.ndarray, outputs, christoffel: bool,
+                 batch: bool = False) -> tuple:
+    """The arrays of a DynamicsState, in output order, for ``state_template``,
+    from ``compute_outputs``' ``(terms, frame terms)``; ``batch``: every
+    array has a leading axis of samples. The frames' terms: poses (k, 7) [x
+    y z qx qy qz qw], Jacobians (k, 6, nv) with columns in output order,
+    J̇v (k, 6)."""
+    terms, frames = outputs
     values = (served.reorder_configuration(q), served.reorder(qd, batch),
               served.reorder(terms.mass_matrix, batch), served.reorder(terms.coriolis_matrix, batch),
               served.reorder(terms.gravity_torques, batch), terms.coriolis_bounds[..., STATE_SCALAR_INDEX])
     if christoffel:
         values += (served.reorder(terms.christoffel_symbols, batch),)
-    if served.frames:
-        values += frame_values(served, q, qd)
+    if frames is not None:
+        poses, jacobians, bias = frames
+        values += (poses, jacobians if served.perm is None else jacobians[..., served.perm], bias)
     return values
-
-
-def frame_values(served: ServedModel, q: np.ndarray, qd: np.ndarray) -> tuple:
-    """The task-space arrays of a DynamicsState for ``served.frames`` at (q,
-    qd) in model order: poses (k, 7) [x y z qx qy qz qw], Jacobians (k, 6,
-    nv) with columns in output order, J̇v (k, 6), all frames from one
-    forward pass (``dynamics.frame_terms``); for a batch of q, a leading
-    axis of samples on each."""
-    poses, jacobians, bias = dynamics.frame_terms(served.model, q, qd, served.frames)
-    if served.perm is not None:
-        jacobians = jacobians[..., served.perm]
-    return poses, jacobians, bias
 
 
 def state_template(served: ServedModel, revision: int, frame_id: str, christoffel: bool) -> CdrTemplate:

@@ -23,7 +23,7 @@ from robot_dynamics_ros.messages.cdr import CdrTemplate
 from robot_dynamics_ros.messages.cdr_inputs import JointStateReader, MalformedMessage, read_odometry
 from robot_dynamics_ros.messages.inputs import JointStateMatcher, JointStateRejected
 from robot_dynamics_ros.messages.outputs import (
-    ARRAY_TOPICS, array_templates, compute_outputs, state_frame, state_template, state_values)
+    ARRAY_TOPICS, array_templates, compute_outputs, frames_in_place, state_frame, state_template, state_values)
 from robot_dynamics_ros.node.effort_window import EffortWindow
 from robot_dynamics_ros.node.losses import SequenceLosses
 from robot_dynamics_ros.node.losses import key as writer_key
@@ -48,15 +48,16 @@ class Live:
     # the joint states with efforts kept for ~/identify_payload (fixed base),
     # kept across payload swaps like the matcher; None: off or floating
     efforts: Optional[EffortWindow]
-    # ~/state templates by (frame_id, publish_christoffel), made on first use
-    states: Dict[Tuple[str, bool], CdrTemplate] = field(default_factory=dict)
+    # ~/state templates by (frame_id, publish_christoffel), made on first use,
+    # each with the views its frames are computed into (``frames_in_place``)
+    states: Dict[Tuple[str, bool], Tuple[CdrTemplate, Optional[tuple]]] = field(default_factory=dict)
 
-    def state_template(self, frame_id: str, christoffel: bool) -> CdrTemplate:
-        template = self.states.get((frame_id, christoffel))
-        if template is None:
-            template = self.states[frame_id, christoffel] = state_template(
-                self.served, self.revision, frame_id, christoffel)
-        return template
+    def state_template(self, frame_id: str, christoffel: bool) -> Tuple[CdrTemplate, Optional[tuple]]:
+        found = self.states.get((frame_id, christoffel))
+        if found is None:
+            template = state_template(self.served, self.revision, frame_id, christoffel)
+            found = self.states[frame_id, christoffel] = (template, frames_in_place(template, self.served))
+        return found
 
 
 def make_live(served: ServedModel, old: Optional[Live], revision: int, certificate: str,
@@ -159,22 +160,24 @@ class JointStateHandler:
             q, qd = full_state(base.position, base.velocity, q, qd)
             frame = base.frame_id
         christoffel = self._christoffel()
+        template, frames_out = live.state_template(state_frame(served, frame), christoffel)
         try:
-            terms = compute_outputs(served.model, q, qd, christoffel)
+            outputs = compute_outputs(served.model, q, qd, christoffel, served.frames, frames_out)
         except StateError as error:  # NaN or inf in q or qd, named by the kernels
             return self._drop("non_finite", str(error))
         # a numerics bug on some input must not stop the node
         except (ValueError, ArithmeticError) as error:
             return self._drop("dynamics_error", f"{type(error).__name__}: {error}")
-        published = self._encode(live, frame, q, qd, terms, christoffel, stamp)
+        published = self._encode(live, template, q, qd, outputs, christoffel, stamp)
         self._status.computed(time.perf_counter_ns() - start)
         return published
 
-    def _encode(self, live: Live, frame: str, q, qd, terms, christoffel: bool, stamp) -> Published:
-        """The outputs serialized from the snapshot's templates."""
-        served, templates = live.served, live.templates
-        state = live.state_template(state_frame(served, frame), christoffel).encode_one(
-            state_values(served, q, qd, terms, christoffel), stamp)
+    def _encode(self, live: Live, template: CdrTemplate, q, qd, outputs, christoffel: bool,
+                stamp) -> Published:
+        """The outputs (``compute_outputs``') serialized from the snapshot's
+        templates, ``template`` the state's."""
+        served, templates, terms = live.served, live.templates, outputs[0]
+        state = template.encode_one(state_values(served, q, qd, outputs, christoffel), stamp)
         gravity = templates["gravity_torques"].encode_one((served.reorder(terms.gravity_torques),), stamp)
         arrays = ()
         if self._publish_arrays:

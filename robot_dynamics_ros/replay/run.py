@@ -226,9 +226,9 @@ class _ChunkOutputs:
         if self.streams:
             self.streams.write(times, stamps, frames, q, qd, outputs)
         if self.table:
-            self.table.write(times, stamps, q, qd, outputs)
+            self.table.write(times, stamps, q, qd, outputs[0])
         if self.series:
-            self.series.add(times, qd, outputs)
+            self.series.add(times, qd, outputs[0])
         self.processed += len(times)
         self.times_span[:] = [times[0] if not self.times_span else self.times_span[0], times[-1]]
 
@@ -262,8 +262,8 @@ def _replay_chunks(reader, connections, served: ServedModel, base_states, args, 
                 if base_states:
                     times, stamps, frames, q, qd = base_states.pair(
                         times, stamps, q, qd, dropped, reasons)
-                future = (ahead.submit(compute_outputs, served.model, q, qd, args.christoffel)
-                          if outputs.writes else None)
+                future = (ahead.submit(compute_outputs, served.model, q, qd, args.christoffel,
+                                       served.frames) if outputs.writes else None)
                 chunk = (future, times, stamps, frames, q, qd) if len(times) else None
                 if pending:
                     outputs.finish(pending)

@@ -65,11 +65,12 @@ def test_state_bytes_are_the_message_in_the_requested_order(robot, base, reorder
     q = np.concatenate([rng.normal(size=3), [0.0, 0.6, 0.0, 0.8], rng.normal(size=len(plain.joints))]) \
         if base == "floating" else rng.normal(size=plain.model.nq)
     qd = rng.normal(size=plain.model.nv)
-    terms = compute_outputs(served.model, q, qd)
+    outputs = compute_outputs(served.model, q, qd)
+    terms = outputs[0]
     frame = "odom" if base == "floating" else served.root_link
     template = state_template(served, 7, frame, christoffel)
     stamp = Time(sec=12, nanosec=345)
-    msg = deserialize_message(template.encode_one(state_values(served, q, qd, terms, christoffel), stamp),
+    msg = deserialize_message(template.encode_one(state_values(served, q, qd, outputs, christoffel), stamp),
                               DynamicsState)
     names = list(plain.model.velocity_names)
     order = [names.index(name) for name in msg.names]  # v index of each published coordinate
@@ -92,8 +93,8 @@ def test_state_bytes_are_the_message_in_the_requested_order(robot, base, reorder
     else:
         assert len(msg.christoffel_symbols) == 0
     # a batch gives the same bytes per row
-    batch_terms = compute_outputs(served.model, np.stack([q, q]), np.stack([qd, -qd]))
-    rows = template.encode(state_values(served, np.stack([q, q]), np.stack([qd, -qd]), batch_terms,
+    batch = compute_outputs(served.model, np.stack([q, q]), np.stack([qd, -qd]))
+    rows = template.encode(state_values(served, np.stack([q, q]), np.stack([qd, -qd]), batch,
                                         christoffel, batch=True), np.array([[12, 345], [13, 0]]))
     assert deserialize_message(bytes(rows[0]), DynamicsState) == msg
     np.testing.assert_array_equal(deserialize_message(bytes(rows[1]), DynamicsState).velocity, -qd[order])

@@ -12,12 +12,12 @@ import numpy as np
 from numba import njit
 
 from ..calls import run, sample_entry
-from ..errors import FrameError, not_a_model
+from ..errors import DynamicsError, FrameError, not_a_model
 from .finite import all_finite
 from .kinematics import body_poses, body_velocities, is_floating, valid_configuration
 from ..model.records import axis_frame
 from .samples import sample, sample_count
-from ..model.state import (configuration_array, into, joint_array, kernel_out, raise_failure,
+from ..model.state import (check_out, configuration_array, into, joint_array, kernel_out, raise_failure,
                            to_all_joints)
 
 
@@ -170,8 +170,15 @@ def bias_accelerations(model, data, qd):
     """``data.v``, ``data.Sd`` and ``data.a``: every body's velocity, axis
     rate and spatial acceleration at qdd = 0, parents first (the first part
     of ``frame_bias_of``). O(n)."""
-    parent, Sd, a = model.parent, data.Sd, data.a
     body_velocities(model, data, qd)
+    accelerations(model, data, qd)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def accelerations(model, data, qd):
+    """``data.a``: ``a_i = a_p + Sdot_i qd_i``, parents first, from the axis
+    rates of ``body_velocities``. O(n)."""
+    parent, Sd, a = model.parent, data.Sd, data.a
     for i in range(parent.shape[0]):
         p = parent[i]
         if p >= 0:
@@ -244,31 +251,45 @@ def _frame_jacobian_dot_v(data, body, placement, Q, QD, out):
 
 
 @njit(cache=True, nogil=True)
-def _frame_terms(data, bodies, placements, Q, QD, poses, J, bias):
-    """Per sample: the body poses, velocities and accelerations at qdd = 0
-    once, then each frame's pose (as ``pose_vector`` gives it), Jacobian and
-    bias. O(n + sum d_f)."""
-    model = data.model
+def frames_at(model, data, q, qd, bodies, placements, poses, J, bias):
+    """One sample's frames after its body poses and velocities
+    (``body_poses``, ``body_velocities``): the accelerations at qdd = 0,
+    then each frame's pose (as ``pose_vector`` gives it), Jacobian and bias.
+    False when a value is not finite. O(n + sum d_f), d_f the depth of
+    frame f's body."""
+    count = bodies.shape[0]
+    if not (poses.shape == (count, 7) and J.shape == (count, 6, model.parent.shape[0])
+            and bias.shape == (count, 6)):
+        return False  # a caller's out reshaped since ``frame_out`` checked it
+    accelerations(model, data, qd)
     X = np.empty((4, 4), dtype=poses.dtype)
+    zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
+    for f in range(count):
+        body = bodies[f]
+        frame_placement_of(model, data, q, body, placements[f], X)
+        pose_vector(X, poses[f])
+        frame_jacobian_of(model, data, body, placements[f], J[f])
+        if body < 0:
+            for k in range(6):
+                bias[f, k] = zero
+        else:
+            frame_bias_at(data, body, placements[f], bias[f])
+    return all_finite(poses) and all_finite(J) and all_finite(bias)
+
+
+@njit(cache=True, nogil=True)
+def _frame_terms(data, bodies, placements, Q, QD, poses, J, bias):
+    """Per sample: the body poses and velocities once, then every frame
+    (``frames_at``)."""
+    model = data.model
     for s in range(sample_count(Q)):
         q, qd = sample(Q, s, Q), sample(QD, s, Q)
-        Ps, Js, bs = sample(poses, s, Q), sample(J, s, Q), sample(bias, s, Q)
         if not (valid_configuration(model, q) and all_finite(qd)):
             return s
         body_poses(model, data, q)
-        bias_accelerations(model, data, qd)
-        zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
-        for f in range(bodies.shape[0]):
-            body = bodies[f]
-            frame_placement_of(model, data, q, body, placements[f], X)
-            pose_vector(X, Ps[f])
-            frame_jacobian_of(model, data, body, placements[f], Js[f])
-            if body < 0:
-                for k in range(6):
-                    bs[f, k] = zero
-            else:
-                frame_bias_at(data, body, placements[f], bs[f])
-        if not (all_finite(Ps) and all_finite(Js) and all_finite(bs)):
+        body_velocities(model, data, qd)
+        if not frames_at(model, data, q, qd, bodies, placements, sample(poses, s, Q), sample(J, s, Q),
+                         sample(bias, s, Q)):
             return s
     return -1
 
@@ -308,13 +329,44 @@ def frame_terms(model, q, qd, frames):
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
     qda = to_all_joints(model, qd, offset=False)
-    batch = qa.shape[:-1]
-    poses, J = kernel_out(model, None, batch + (k, 7)), kernel_out(model, None, batch + (k, 6, model.nb))
-    bias = kernel_out(model, None, batch + (k, 6))
-    failed = run(_frame_terms, model, (qa, qda), (poses, J, bias), settings=(bodies, placements))
+    out = frame_outputs(model, k, qa.shape[:-1])
+    failed = run(_frame_terms, model, (qa, qda), out, settings=(bodies, placements))
     if failed >= 0:
         raise_failure(model, failed, (("q", q), ("qd", qd)), f"the frames {', '.join(frames)}")
+    return frame_result(model, out)
+
+
+def frame_outputs(model, k, batch):
+    """Where the kernels write k frames' terms ``(poses, J, bias)``, with a
+    leading ``batch`` shape: J over every joint (nb columns, nv but for a
+    mimic-reduced model, ``frame_result``)."""
+    return np.empty(batch + (k, 7)), np.empty(batch + (k, 6, model.nb)), np.empty(batch + (k, 6))
+
+
+def frame_result(model, out):
+    """The kernels' ``(poses, J, bias)`` in the model's coordinates: a
+    mimic-reduced model's J through its coordinate map."""
+    poses, J, bias = out
     return poses, (J @ model.coordinate_map if model.reduced else J), bias
+
+
+def frame_out(model, frames, out):
+    """A caller's ``out`` for the terms of ``frames``, one sample: three
+    writable C-contiguous float64 arrays (k, 7), (k, 6, nv), (k, 6). A
+    tuple is checked on its first use with these frames and remembered (one
+    per model and frames: the node computes into the same message buffers
+    at every joint state); the kernel checks the shapes again
+    (``frames_at``), since an array's shape can be set in place."""
+    key = ("frame_out", tuple(frames))
+    if type(out) is tuple and model.cache.get(key) is out:
+        return out
+    k, nv = len(key[1]), model.nv
+    if len(out) != 3:
+        raise DynamicsError(f"out must be three arrays (poses, J, J̇v), got {len(out)}")
+    checked = tuple(check_out(x, shape) for x, shape in zip(out, ((k, 7), (k, 6, nv), (k, 6))))
+    if type(out) is tuple:  # a list could change its arrays
+        model.cache[key] = out
+    return checked
 
 
 def frame_placement(model, q, frame, *, out=None):

@@ -10,7 +10,8 @@ and random chains and trees with fixed joints, fixed and floating. Then
 without an oracle: J v against the central difference of the pose along the
 motion, J̇v against the central difference of J v; a batch against single
 calls bit for bit; every frame at once (``frame_terms``) against the three
-functions frame by frame; mimic reduction; a robot placed far from the world's
+functions frame by frame; the terms and the frames in one call
+(``state_terms``) against ``all_terms`` and ``frame_terms``; mimic reduction; a robot placed far from the world's
 origin; bad names and bad numbers refused; the same results without numba's
 compiler. Conventions: docs/math.md, "Frames".
 """
@@ -27,8 +28,9 @@ from robots import (PinocchioOracle, example_robot_urdf, joint_ranges, load_pino
                     random_urdf, rel_err, root_links, urdf_links, urdf_text,
                     worst_error_without_jit)
 
-from robot_dynamics_ros.dynamics import (DynamicsError, FrameError, StateError, frame_jacobian,
-                                         frame_jacobian_dot_v, frame_placement, frame_terms, load_urdf)
+from robot_dynamics_ros.dynamics import (DynamicsError, FrameError, StateError, all_terms, frame_jacobian,
+                                         frame_jacobian_dot_v, frame_placement, frame_terms, load_urdf,
+                                         state_terms)
 
 TOL = 1e-12
 N_STATES = 100
@@ -289,6 +291,54 @@ def test_all_frames_at_once_equal_the_three_functions_frame_by_frame(name, base,
                                    rtol=0, atol=1e-13)
     with pytest.raises(FrameError, match="panda_tool"):
         frame_terms(model, qs, vs, ["panda_tool"])
+
+
+@pytest.mark.parametrize("name,base,mimic", [("panda", "fixed", "independent"), ("solo12", "floating", "independent"),
+                                              ("pr2", "fixed", "reduce")])
+@pytest.mark.parametrize("count", [None, 80])  # None: one sample; 80: on the thread pool
+def test_state_terms_are_all_terms_and_frame_terms_bit_for_bit(name, base, mimic, count):
+    """``state_terms`` computes the frames from the forward pass of the
+    terms, in one kernel: the numbers are those of ``all_terms`` and
+    ``frame_terms`` called apart, bit for bit (what lets the node and the
+    replay agree byte for byte)."""
+    path = example_robot_urdf(name)
+    model = load_urdf(path, base=base, mimic=mimic)
+    qs, vs = random_states(model, path, _rng(f"state terms {name}"), count or 1)
+    if count is None:
+        qs, vs = qs[0], vs[0]
+    names = list(model.link_frames)
+    frames = (names[-1], names[len(names) // 2])
+    for christoffel in (False, True):
+        terms, got = state_terms(model, qs, vs, frames, christoffel=christoffel)
+        want = all_terms(model, qs, vs, christoffel=christoffel)
+        for a, b in zip(terms, want):
+            assert (a is None and b is None) or np.array_equal(a, b)
+        for a, b in zip(got, frame_terms(model, qs, vs, frames)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_state_terms_write_the_frames_into_out():
+    """``out``: the frames are written into the caller's arrays, checked on
+    the first call; a reshaped array is refused on a later call, and a
+    wrong one at once, naming what it must be."""
+    model = load_urdf(example_robot_urdf("panda"))
+    frames = ("panda_hand_tcp", "panda_link4")
+    q, v = np.linspace(-1.0, 1.0, model.nv), np.linspace(1.0, -0.5, model.nv)
+    want = frame_terms(model, q, v, frames)
+    out = (np.empty((2, 7)), np.empty((2, 6, model.nv)), np.empty((2, 6)))
+    for _ in range(2):  # the second call uses the checked out
+        _, got = state_terms(model, q, v, frames, christoffel=False, out=out)
+        assert all(a is b for a, b in zip(got, out))
+        for a, b in zip(out, want):
+            np.testing.assert_array_equal(a, b)
+    out[1].shape = (6, 2, model.nv)  # same size, another shape
+    with pytest.raises(DynamicsError, match="out must be"):
+        state_terms(model, q, v, frames, out=out)
+    with pytest.raises(DynamicsError, match="out must be"):
+        state_terms(model, q, v, frames, out=(np.empty((2, 7)), np.empty((2, 6, model.nv)), np.empty((2, 7))))
+    with pytest.raises(DynamicsError, match="out must be"):
+        state_terms(model, q, v, frames, out=(np.empty((2, 7)), np.empty((2, 6, model.nv), np.float32),
+                                              np.empty((2, 6))))
 
 
 def test_out_and_array_likes():
