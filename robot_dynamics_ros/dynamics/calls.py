@@ -57,12 +57,14 @@ def _call(kernel, model, settings, inputs, outs):
 
 
 class PerThread(threading.local):
-    """What each thread keeps of a model: its ``Data`` per precision and the
-    hot path's kernels bound to it (``single``)."""
+    """What each thread keeps of a model: its ``Data`` per precision, the
+    hot path's kernels bound to it (``sample_entry``) and to a ``Data`` with
+    frames, by frames (``terms.state_terms``)."""
 
     def __init__(self):
         self.data = {}
         self.bound = {}
+        self.frames = {}
 
 
 def sample_entry(kernel, model, q, *arrays):
@@ -95,9 +97,14 @@ def sample_entry(kernel, model, q, *arrays):
 def _bind_and_call(kernel, model, *args):
     """The first call of ``kernel`` on this thread: its entry point for these
     arguments' types, bound to the thread's data and kept for the next."""
-    data = model.data(_F64)
-    bound = model._local.bound[kernel] = partial(_entry(kernel, (data,) + args), data)
+    bound = model._local.bound[kernel] = bind(kernel, model.data(_F64), *args)
     return bound(*args)
+
+
+def bind(kernel, data, *args):
+    """``kernel``'s entry point for ``data`` and these arguments' types (one
+    float64 sample), bound to ``data``: what ``sample_entry`` keeps."""
+    return partial(_entry(kernel, (data,) + args), data)
 
 
 def run(kernel, model, inputs, outs, settings=()):

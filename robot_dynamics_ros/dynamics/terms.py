@@ -13,18 +13,20 @@ import numpy as np
 from numba import njit
 
 from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
-from .calls import run, sample_entry
+from .calls import bind, run, sample_entry
+from .errors import DynamicsError
 from .algorithms.christoffel import christoffel_gather, christoffel_symbols
 from .algorithms.coriolis import coriolis
 from .algorithms.crba import mass_matrix
 from .algorithms.finite import all_finite
-from .algorithms.frames import frame_out, frame_outputs, frame_result, frame_table
+from .algorithms.frames import frame_table, frame_terms
 from .kc.search import refinement_for, set_global_constants
 from .algorithms.kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .algorithms.samples import sample, sample_count
-from .model.state import (configuration_array, into, joint_array, matrix_result, raise_failure,
+from .model.records import FRAME_FIELDS
+from .model.state import (check_out, configuration_array, into, joint_array, matrix_result, raise_failure,
                           tensor_result, to_all_joints, vector_result)
-from .bounds.terms_kernel import compute_all_terms, compute_state_terms
+from .bounds.terms_kernel import compute_all_terms
 
 
 # the kernel's Gamma when nobody asked for it: no entries, so one array serves every call
@@ -69,40 +71,67 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
         if call(True, bool(christoffel), q, qd, mass, coriolis_matrix, bounds, gamma, gravity) < 0:
             set_global_constants(model, bounds)
             return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
-    return _general(model, q, qd, christoffel, None)[0]
+    return _general(model, q, qd, christoffel)
 
 
 def state_terms(model, q, qd, frames, *, christoffel=True, out=None):
     """``(all_terms, frame_terms(model, q, qd, frames))`` from one compiled
-    call: the frames come from the body poses and velocities that the
-    terms' forward pass leaves (``frames.frames_at``), so that a
-    DynamicsState with frames costs one forward pass. The same values, bit
-    for bit, as the two functions (tested). ``out``: the frames' ``(poses,
-    J, bias)`` written into these arrays (``frames.frame_out``) and
-    returned."""
-    bodies, placements = frame_table(model, frames)
-    call = sample_entry(compute_state_terms, model, q, qd)
-    if call is not None:
+    call for one float64 sample: ``all_terms``' kernel on a ``Data`` made
+    with the frames, which it computes from the body poses and velocities of
+    its own forward pass (``frames.frames_at``), so that a DynamicsState
+    with frames costs one forward pass. The same values, bit for bit, as the
+    two functions (tested), which compute a batch. ``out``: the frames'
+    ``(poses, J, bias)`` written into these arrays and returned; a tuple is
+    checked once, on its first call on this thread (the node computes into
+    its message's buffers at every joint state, ``outputs.frames_in_place``).
+    """
+    frames = tuple(frames)
+    if sample_entry(compute_all_terms, model, q, qd) is not None:
+        bound = model._local.frames.get(frames)
+        if bound is None or bound[0] is not out:
+            bound = _bind_frames(model, frames, out, q, qd)
+            if out is None or type(out) is tuple:  # a list could change its arrays
+                model._local.frames[frames] = bound
+        call, poses, J, bias = bound[1:]
         # inline, as in ``all_terms``: the node's hot path with frames
-        n, k = qd.shape[0], bodies.shape[0]
+        n = qd.shape[0]
         mass, coriolis_matrix, gravity = np.empty((n, n)), np.empty((n, n)), np.empty(n)
         bounds = np.empty(len(BOUNDS_FIELDS))
         gamma = np.empty((n, n, n)) if christoffel else _NO_GAMMA
-        poses, J, bias = (np.empty((k, 7)), np.empty((k, 6, n)), np.empty((k, 6))) if out is None \
-            else frame_out(model, frames, out)
-        if call(True, bool(christoffel), bodies, placements, q, qd, mass, coriolis_matrix, bounds, gamma,
-                gravity, poses, J, bias) < 0:
+        if call(True, bool(christoffel), q, qd, mass, coriolis_matrix, bounds, gamma, gravity) < 0:
             set_global_constants(model, bounds)
-            return (AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity),
-                    (poses, J, bias))
-    terms, frame_values = _general(model, q, qd, christoffel, (frames, bodies, placements))
-    return terms, (frame_values if out is None else tuple(map(into, out, frame_values)))
+            terms = AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
+            return terms, ((poses.copy(), J.copy(), bias.copy()) if out is None else (poses, J, bias))
+    terms = _general(model, q, qd, christoffel)
+    values = frame_terms(model, q, qd, frames)
+    return terms, (values if out is None else tuple(into(o, x) for o, x in zip(_three(out), values)))
 
 
-def _general(model, q, qd, christoffel, frames):
-    """``all_terms`` and (``frames``: names, bodies, placements) the frames'
-    terms for any q and qd: checked, converted, batches on every core, and
-    a mimic-reduced model's terms in its coordinates."""
+def _bind_frames(model, frames, out, q, qd):
+    """(out, the kernel bound to a ``Data`` with ``frames``, its poses, J and
+    J̇v arrays): ``out``'s arrays, checked, or new ones."""
+    bodies, placements = frame_table(model, frames)
+    k, nv = len(frames), model.nv
+    if out is None:
+        arrays = (np.empty((k, 7)), np.empty((k, 6, nv)), np.empty((k, 6)))
+    else:
+        arrays = tuple(check_out(x, shape) for x, shape in zip(_three(out), ((k, 7), (k, 6, nv), (k, 6))))
+    data = model.data_with_frames(dict(zip(FRAME_FIELDS, (bodies, placements) + arrays)))
+    n = qd.shape[0]
+    call = bind(compute_all_terms, data, True, False, q, qd, np.empty((n, n)), np.empty((n, n)),
+                np.empty(len(BOUNDS_FIELDS)), _NO_GAMMA, np.empty(n))
+    return (out, call) + arrays
+
+
+def _three(out):
+    if len(out) != 3:
+        raise DynamicsError(f"out must be the frames' three arrays (poses, J, J̇v), got {len(out)}")
+    return out
+
+
+def _general(model, q, qd, christoffel):
+    """``all_terms`` for any q and qd: checked, converted, batches on every
+    core, and a mimic-reduced model's terms in its coordinates."""
     q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
@@ -110,24 +139,15 @@ def _general(model, q, qd, christoffel, frames):
     lead, nb = qa.shape[:-1], model.nb
     # a reduced model's bounds come from its reduced Gamma, so it needs the whole tensor
     dense = bool(christoffel) or model.reduced
-    out = (np.empty(lead + (nb, nb)), np.empty(lead + (nb, nb)), np.empty(lead + (len(BOUNDS_FIELDS),)),
-           np.empty(lead + ((nb, nb, nb) if dense else (0, 0, 0))), np.empty(lead + (nb,)))
-    settings = (not model.reduced, dense)
+    mass, coriolis_matrix = np.empty(lead + (nb, nb)), np.empty(lead + (nb, nb))
+    gamma = np.empty(lead + ((nb, nb, nb) if dense else (0, 0, 0)))
+    gravity = np.empty(lead + (nb,))
+    bounds = np.empty(lead + (len(BOUNDS_FIELDS),))
+    failed = run(compute_all_terms, model, (qa, qda), (mass, coriolis_matrix, bounds, gamma, gravity),
+                 settings=(not model.reduced, dense))
     inputs = (("q", q), ("qd", qd))
-    if frames is None:
-        failed = run(compute_all_terms, model, (qa, qda), out, settings=settings)
-        frame_values = None
-    else:
-        names, bodies, placements = frames
-        frame_values = frame_outputs(model, len(bodies), lead)
-        failed = run(compute_state_terms, model, (qa, qda), out + frame_values,
-                     settings=settings + (bodies, placements))
     if failed >= 0:
-        what = "M, C, Gamma, g or the Coriolis bounds"
-        if frames is not None:
-            what += f" or the frames {', '.join(names)}"
-        raise_failure(model, failed, inputs, what)
-    mass, coriolis_matrix, bounds, gamma, gravity = out
+        raise_failure(model, failed, inputs, "M, C, Gamma, g or the Coriolis bounds")
     if model.reduced:
         mass = matrix_result(model, mass)
         gamma = tensor_result(model, gamma)
@@ -138,9 +158,8 @@ def _general(model, q, qd, christoffel, frames):
                                inputs)
         if one:
             bounds = bounds[0]
-        frame_values = None if frame_values is None else frame_result(model, frame_values)
     set_global_constants(model, bounds)
-    return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity), frame_values
+    return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
 
 
 @njit(cache=True, nogil=True)

@@ -12,12 +12,12 @@ import numpy as np
 from numba import njit
 
 from ..calls import run, sample_entry
-from ..errors import DynamicsError, FrameError, not_a_model
+from ..errors import FrameError, not_a_model
 from .finite import all_finite
 from .kinematics import body_poses, body_velocities, is_floating, valid_configuration
 from ..model.records import axis_frame
 from .samples import sample, sample_count
-from ..model.state import (check_out, configuration_array, into, joint_array, kernel_out, raise_failure,
+from ..model.state import (configuration_array, into, joint_array, kernel_out, raise_failure,
                            to_all_joints)
 
 
@@ -257,14 +257,10 @@ def frames_at(model, data, q, qd, bodies, placements, poses, J, bias):
     then each frame's pose (as ``pose_vector`` gives it), Jacobian and bias.
     False when a value is not finite. O(n + sum d_f), d_f the depth of
     frame f's body."""
-    count = bodies.shape[0]
-    if not (poses.shape == (count, 7) and J.shape == (count, 6, model.parent.shape[0])
-            and bias.shape == (count, 6)):
-        return False  # a caller's out reshaped since ``frame_out`` checked it
     accelerations(model, data, qd)
     X = np.empty((4, 4), dtype=poses.dtype)
     zero = data.S[0, 0] - data.S[0, 0]  # a zero of the model's precision
-    for f in range(count):
+    for f in range(bodies.shape[0]):
         body = bodies[f]
         frame_placement_of(model, data, q, body, placements[f], X)
         pose_vector(X, poses[f])
@@ -348,25 +344,6 @@ def frame_result(model, out):
     mimic-reduced model's J through its coordinate map."""
     poses, J, bias = out
     return poses, (J @ model.coordinate_map if model.reduced else J), bias
-
-
-def frame_out(model, frames, out):
-    """A caller's ``out`` for the terms of ``frames``, one sample: three
-    writable C-contiguous float64 arrays (k, 7), (k, 6, nv), (k, 6). A
-    tuple is checked on its first use with these frames and remembered (one
-    per model and frames: the node computes into the same message buffers
-    at every joint state); the kernel checks the shapes again
-    (``frames_at``), since an array's shape can be set in place."""
-    key = ("frame_out", tuple(frames))
-    if type(out) is tuple and model.cache.get(key) is out:
-        return out
-    k, nv = len(key[1]), model.nv
-    if len(out) != 3:
-        raise DynamicsError(f"out must be three arrays (poses, J, J̇v), got {len(out)}")
-    checked = tuple(check_out(x, shape) for x, shape in zip(out, ((k, 7), (k, 6, nv), (k, 6))))
-    if type(out) is tuple:  # a list could change its arrays
-        model.cache[key] = out
-    return checked
 
 
 def frame_placement(model, q, frame, *, out=None):

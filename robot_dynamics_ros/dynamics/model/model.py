@@ -212,6 +212,13 @@ class Model:
                                                                  self.slice_layout.total, dtype)
         return data
 
+    def data_with_frames(self, frames):
+        """A new float64 ``Data`` whose ``frame_*`` arrays are ``frames`` (by
+        name, ``records.DATA_SHAPES``): ``all_terms``' kernel computes those
+        frames into them too (``terms.state_terms``, one thread)."""
+        dtype = np.dtype(np.float64)
+        return new_data(self.record(dtype), self.nb, self.nv, self.slice_layout.total, dtype, frames)
+
     def __reduce__(self):
         """Pickled as its constructor's arguments: the copy makes its own
         caches and per-thread data (the node sends its models to the K_c

@@ -50,6 +50,9 @@ MODEL_FIELDS = ("parent", "joint_type", "placement_rotation", "placement_transla
 # rows and columns that hold mass, the small cores reduced side by side
 # with their sizes (``LOCKSTEP_CORE``), and the cores' tridiagonal forms,
 # whose eigenvalues are searched side by side (``eigen.tridiagonal_bands``).
+# Frames (none but in a Data made for them, ``terms.state_terms``): each
+# one's body and placement in it (``frames.frame_of``), and where
+# ``all_terms``' kernel writes its pose, Jacobian and J̇v.
 DATA_SHAPES = {
     "rot": ("nb", 3, 3), "pos": ("nb", 3), "S": ("nb", 6), "I": ("nb", 10), "Ic": ("nb", 10),
     "v": ("nb", 6), "a": ("nb", 6), "f": ("nb", 6), "Sd": ("nb", 6), "Bc": ("nb", 6, 6),
@@ -67,11 +70,15 @@ DATA_SHAPES = {
     "grams": ("nv", "nv", "nv+2"),
     "kept": ("nb",),
     "lockstep": (2, "lockstep"), "lockstep_sizes": ("nb",), "bands": (2, "nv", "nb"),
+    "frame_body": ("frames",), "frame_placement": ("frames", 3, 4), "frame_pose": ("frames", 7),
+    "frame_jacobian": ("frames", 6, "nb"), "frame_bias": ("frames", 6),
 }
+# The frames' arrays, in the order ``new_data`` takes them from ``terms.state_terms``
+FRAME_FIELDS = ("frame_body", "frame_placement", "frame_pose", "frame_jacobian", "frame_bias")
 # Work arrays of indices (int64), the others of the data's precision: the
 # rows and columns of a matrix that hold mass (``bounds.massive_speeds``) and
 # the sizes of the cores reduced side by side.
-INDEX_ARRAYS = ("kept", "lockstep_sizes")
+INDEX_ARRAYS = ("kept", "lockstep_sizes", "frame_body")
 # A floating tree's cores of up to this size (a limb and the base) are
 # reduced side by side, each in a corner of a lane as large as the largest
 # of them: in lockstep and lockstep_sizes, the cores and their Gram matrices
@@ -186,17 +193,19 @@ def axis_frame(axis):
     return np.column_stack((x, np.cross(axis, x), axis))
 
 
-def new_data(record, nb, nv, blocks, dtype):
+def new_data(record, nb, nv, blocks, dtype, frames=None):
     """A ``Data`` for the ``ModelRecord`` ``record`` (its field ``model``),
-    with the work arrays of ``work_arrays``."""
-    return _record(Data, {"model": record, **work_arrays(nb, nv, blocks, dtype)})
+    with the work arrays of ``work_arrays``; ``frames``: its ``frame_*``
+    arrays, by name (the caller's own arrays, not copies), else none."""
+    return _record(Data, {"model": record, **work_arrays(nb, nv, blocks, dtype), **(frames or {})})
 
 
 def work_arrays(nb, nv, blocks, dtype):
-    """``DATA_SHAPES`` as zeroed arrays for nb bodies, nv joints of q and the
-    blocks of Gamma's slices (``slices.SliceLayout.total`` numbers)."""
+    """``DATA_SHAPES`` as zeroed arrays for nb bodies, nv joints of q, the
+    blocks of Gamma's slices (``slices.SliceLayout.total`` numbers) and no
+    frames."""
     sizes = {"nb": nb, "nv": nv, "nv+2": nv + 2, "nb+6": nb + 6, "blocks": blocks,
-             "lockstep": LOCKSTEP_CORE * LOCKSTEP_CORE * nb}
+             "lockstep": LOCKSTEP_CORE * LOCKSTEP_CORE * nb, "frames": 0}
     return {name: np.zeros(tuple(sizes.get(d, d) for d in shape),
                            dtype=np.int64 if name in INDEX_ARRAYS else dtype)
             for name, shape in DATA_SHAPES.items()}

@@ -319,8 +319,8 @@ def test_state_terms_are_all_terms_and_frame_terms_bit_for_bit(name, base, mimic
 
 def test_state_terms_write_the_frames_into_out():
     """``out``: the frames are written into the caller's arrays, checked on
-    the first call; a reshaped array is refused on a later call, and a
-    wrong one at once, naming what it must be."""
+    the first call; a wrong one is refused, naming what it must be, and
+    changes nothing."""
     model = load_urdf(example_robot_urdf("panda"))
     frames = ("panda_hand_tcp", "panda_link4")
     q, v = np.linspace(-1.0, 1.0, model.nv), np.linspace(1.0, -0.5, model.nv)
@@ -331,14 +331,21 @@ def test_state_terms_write_the_frames_into_out():
         assert all(a is b for a, b in zip(got, out))
         for a, b in zip(out, want):
             np.testing.assert_array_equal(a, b)
-    out[1].shape = (6, 2, model.nv)  # same size, another shape
+    before = [x.copy() for x in out]
     with pytest.raises(DynamicsError, match="out must be"):
-        state_terms(model, q, v, frames, out=out)
+        state_terms(model, q, v, frames, out=out[:2])
     with pytest.raises(DynamicsError, match="out must be"):
         state_terms(model, q, v, frames, out=(np.empty((2, 7)), np.empty((2, 6, model.nv)), np.empty((2, 7))))
     with pytest.raises(DynamicsError, match="out must be"):
         state_terms(model, q, v, frames, out=(np.empty((2, 7)), np.empty((2, 6, model.nv), np.float32),
                                               np.empty((2, 6))))
+    for x, y in zip(out, before):
+        np.testing.assert_array_equal(x, y)
+    # a list is checked at every call, and a batch written through out as well
+    _, got = state_terms(model, np.stack([q, -q]), np.stack([v, v]), frames,
+                         out=[np.empty((2, 2, 7)), np.empty((2, 2, 6, model.nv)), np.empty((2, 2, 6))])
+    for a, b in zip(got, frame_terms(model, np.stack([q, -q]), np.stack([v, v]), frames)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_out_and_array_likes():
