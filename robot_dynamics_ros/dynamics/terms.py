@@ -62,16 +62,8 @@ def all_terms(model, q, qd, *, christoffel=True) -> AllTerms:
     Gamma).
     """
     call = sample_entry(compute_all_terms, model, q, qd)
-    if call is not None:
-        # inline: the node's hot path without frames
-        n = qd.shape[0]
-        mass, coriolis_matrix, gravity = np.empty((n, n)), np.empty((n, n)), np.empty(n)
-        bounds = np.empty(len(BOUNDS_FIELDS))
-        gamma = np.empty((n, n, n)) if christoffel else _NO_GAMMA
-        if call(True, bool(christoffel), q, qd, mass, coriolis_matrix, bounds, gamma, gravity) < 0:
-            set_global_constants(model, bounds)
-            return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
-    return _general(model, q, qd, christoffel)
+    terms = None if call is None else _sample_terms(call, model, q, qd, christoffel)
+    return _general(model, q, qd, christoffel) if terms is None else terms
 
 
 def state_terms(model, q, qd, frames, *, christoffel=True, out=None):
@@ -93,18 +85,26 @@ def state_terms(model, q, qd, frames, *, christoffel=True, out=None):
             if out is None or type(out) is tuple:  # a list could change its arrays
                 model._local.frames[frames] = bound
         call, poses, J, bias = bound[1:]
-        # inline, as in ``all_terms``: the node's hot path with frames
-        n = qd.shape[0]
-        mass, coriolis_matrix, gravity = np.empty((n, n)), np.empty((n, n)), np.empty(n)
-        bounds = np.empty(len(BOUNDS_FIELDS))
-        gamma = np.empty((n, n, n)) if christoffel else _NO_GAMMA
-        if call(True, bool(christoffel), q, qd, mass, coriolis_matrix, bounds, gamma, gravity) < 0:
-            set_global_constants(model, bounds)
-            terms = AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
+        terms = _sample_terms(call, model, q, qd, christoffel)
+        if terms is not None:
             return terms, ((poses.copy(), J.copy(), bias.copy()) if out is None else (poses, J, bias))
     terms = _general(model, q, qd, christoffel)
     values = frame_terms(model, q, qd, frames)
     return terms, (values if out is None else tuple(into(o, x) for o, x in zip(_three(out), values)))
+
+
+def _sample_terms(call, model, q, qd, christoffel):
+    """One float64 sample's ``AllTerms`` through ``call`` (``all_terms``'
+    kernel bound to a ``Data``, ``calls.bind``), or None when a value is not
+    finite (the general path then says which): the node's hot path."""
+    n = qd.shape[0]
+    mass, coriolis_matrix, gravity = np.empty((n, n)), np.empty((n, n)), np.empty(n)
+    bounds = np.empty(len(BOUNDS_FIELDS))
+    gamma = np.empty((n, n, n)) if christoffel else _NO_GAMMA
+    if call(True, bool(christoffel), q, qd, mass, coriolis_matrix, bounds, gamma, gravity) >= 0:
+        return None
+    set_global_constants(model, bounds)
+    return AllTerms(mass, coriolis_matrix, bounds, gamma if christoffel else None, gravity)
 
 
 def _bind_frames(model, frames, out, q, qd):
@@ -124,6 +124,7 @@ def _bind_frames(model, frames, out, q, qd):
 
 
 def _three(out):
+    """``out`` when it is three arrays' worth; DynamicsError else."""
     if len(out) != 3:
         raise DynamicsError(f"out must be the frames' three arrays (poses, J, J̇v), got {len(out)}")
     return out

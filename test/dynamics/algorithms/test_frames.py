@@ -262,17 +262,25 @@ def test_a_batch_equals_single_calls_bit_for_bit(name, floating, count):
                                           frame_jacobian_dot_v(model, qs[k], vs[k], frame))
 
 
-@pytest.mark.parametrize("name,base,mimic", [("panda", "fixed", "independent"), ("solo12", "floating", "independent"),
-                                              ("pr2", "fixed", "reduce")])
+def model_and_states(name, base, mimic, label, count):
+    """The model of ``name`` and ``count`` random states (one, not stacked,
+    for None)."""
+    path = example_robot_urdf(name)
+    model = load_urdf(path, base=base, mimic=mimic)
+    qs, vs = random_states(model, path, _rng(f"{label} {name}"), count or 1)
+    return (model, qs[0], vs[0]) if count is None else (model, qs, vs)
+
+
+# a chain, a floating tree and a mimic-reduced tree
+SHAPES = [("panda", "fixed", "independent"), ("solo12", "floating", "independent"), ("pr2", "fixed", "reduce")]
+
+
+@pytest.mark.parametrize("name,base,mimic", SHAPES)
 @pytest.mark.parametrize("count", [None, 3, 80])  # None: one sample; 80: on the thread pool
 def test_all_frames_at_once_equal_the_three_functions_frame_by_frame(name, base, mimic, count):
     """``frame_terms`` runs one forward pass for all the frames, in any
     order and with repeats; the numbers are those of the single functions."""
-    path = example_robot_urdf(name)
-    model = load_urdf(path, base=base, mimic=mimic)
-    qs, vs = random_states(model, path, _rng(f"all frames {name}"), count or 1)
-    if count is None:
-        qs, vs = qs[0], vs[0]
+    model, qs, vs = model_and_states(name, base, mimic, "all frames", count)
     names = list(model.link_frames)
     frames = [names[-1], names[0], names[len(names) // 2], names[-1]]
     poses, J, bias = frame_terms(model, qs, vs, frames)
@@ -293,19 +301,14 @@ def test_all_frames_at_once_equal_the_three_functions_frame_by_frame(name, base,
         frame_terms(model, qs, vs, ["panda_tool"])
 
 
-@pytest.mark.parametrize("name,base,mimic", [("panda", "fixed", "independent"), ("solo12", "floating", "independent"),
-                                              ("pr2", "fixed", "reduce")])
+@pytest.mark.parametrize("name,base,mimic", SHAPES)
 @pytest.mark.parametrize("count", [None, 80])  # None: one sample; 80: on the thread pool
 def test_state_terms_are_all_terms_and_frame_terms_bit_for_bit(name, base, mimic, count):
     """``state_terms`` computes the frames from the forward pass of the
     terms, in one kernel: the numbers are those of ``all_terms`` and
     ``frame_terms`` called apart, bit for bit (what lets the node and the
     replay agree byte for byte)."""
-    path = example_robot_urdf(name)
-    model = load_urdf(path, base=base, mimic=mimic)
-    qs, vs = random_states(model, path, _rng(f"state terms {name}"), count or 1)
-    if count is None:
-        qs, vs = qs[0], vs[0]
+    model, qs, vs = model_and_states(name, base, mimic, "state terms", count)
     names = list(model.link_frames)
     frames = (names[-1], names[len(names) // 2])
     for christoffel in (False, True):
