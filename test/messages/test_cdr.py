@@ -7,11 +7,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 import robots
-from robot_dynamics_ros.dynamics import BOUNDS_FIELDS
+from robot_dynamics_ros.dynamics import BOUNDS_FIELDS, frame_terms
 from robot_dynamics_ros.served.model import load_description
 from robot_dynamics_ros.msg import DynamicsState
-from robot_dynamics_ros.messages.outputs import (STATE_SCALARS, array_templates, compute_outputs, from_multiarray,
-                                        state_template, state_values)
+from robot_dynamics_ros.messages.outputs import (STATE_SCALARS, array_templates, compute_outputs, frames_in_place,
+                                                 from_multiarray, state_template, state_values)
 
 JOINTS = ("shoulder", "elbow", "a_joint_with_a_longer_name")  # unaligned name lengths
 SHAPES = {"mass_matrix": (3, 3), "coriolis_matrix": (3, 3), "coriolis_bounds": (len(BOUNDS_FIELDS),),
@@ -98,3 +98,35 @@ def test_state_bytes_are_the_message_in_the_requested_order(robot, base, reorder
                                         christoffel, batch=True), np.array([[12, 345], [13, 0]]))
     assert deserialize_message(bytes(rows[0]), DynamicsState) == msg
     np.testing.assert_array_equal(deserialize_message(bytes(rows[1]), DynamicsState).velocity, -qd[order])
+
+
+@pytest.mark.parametrize("robot, base, frames", [("panda", "fixed", ("panda_hand_tcp", "panda_link4")),
+                                                 ("solo12", "floating", ("FL_FOOT", "HR_FOOT"))])
+def test_frames_written_into_the_message_are_the_replays_bytes(robot, base, frames):
+    """The node computes the frames straight into its message's buffer
+    (``frames_in_place``); the replay encodes a batch from ``frame_terms``:
+    the same bytes, and the frames read back are the library's."""
+    served = load_description(robots.urdf_text(robots.example_robot_urdf(robot)), base=base, frames=frames)
+    model = served.model
+    rng = np.random.default_rng(5)
+    q = np.concatenate([rng.normal(size=3), [0.0, 0.6, 0.0, 0.8], rng.normal(size=len(served.joints))]) \
+        if base == "floating" else rng.normal(size=model.nq)
+    qd = rng.normal(size=model.nv)
+    template = state_template(served, 3, "odom" if base == "floating" else served.root_link, False)
+    frames_out = frames_in_place(template, served)
+    assert frames_out is not None
+    one = compute_outputs(model, q, qd, False, served.frames, frames_out)
+    assert one[1] is None  # in the message already
+    stamp = Time(sec=4, nanosec=5)
+    single = template.encode_one(state_values(served, q, qd, one, False), stamp)
+    batch = compute_outputs(model, np.stack([q, q]), np.stack([qd, qd]), False, served.frames)
+    rows = template.encode(state_values(served, np.stack([q, q]), np.stack([qd, qd]), batch, False, batch=True),
+                           np.array([[4, 5], [4, 5]]))
+    assert bytes(rows[0]) == single
+    msg = deserialize_message(single, DynamicsState)
+    poses, jacobians, bias = frame_terms(model, q, qd, frames)
+    assert list(msg.frame_names) == list(frames)
+    np.testing.assert_array_equal([[p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+                                    p.orientation.z, p.orientation.w] for p in msg.frame_poses], poses)
+    np.testing.assert_array_equal(np.reshape(msg.frame_jacobians, jacobians.shape), jacobians)
+    np.testing.assert_array_equal(np.reshape(msg.frame_jacobian_dot_v, bias.shape), bias)
