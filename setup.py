@@ -16,8 +16,9 @@ is ament_cmake).
 Beside the messages, ``build_py`` compiles the kernels a node's first output
 runs into the built package (``robot_dynamics_ros.dynamics.precompile``,
 ``__kernel_cache__``), with the Python that builds, when it has the
-package's requirements (a build without isolation: ``scripts/run.sh``,
-``pip install --no-build-isolation``); ``ROBOT_DYNAMICS_PRECOMPILE=0`` skips it.
+package's requirements (a build without isolation: ``pip install
+--no-build-isolation``); ``ROBOT_DYNAMICS_PRECOMPILE=0`` skips it
+(``scripts/run.sh`` does, having compiled them from the checkout meanwhile).
 """
 
 import hashlib

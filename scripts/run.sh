@@ -62,12 +62,18 @@ want=$(cat setup.py build_messages.py pyproject.toml package.xml msg/*.msg srv/*
   | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
 compiling= build=(env)  # build: what runs the package's build
-if [ -n "$stale" ] && [ "$cmd" = demo ]; then
-  # numba compiles the demo's kernels meanwhile, from this checkout, which
-  # the demo runs, below, in two processes (demo.puma.compile_kernels): the
-  # build gets what they leave, and compiles no kernels of its own (setup.py:
-  # the other commands' builds do, for the installed node's first start).
-  PYTHONPATH="$PWD" "$venv/bin/python" -m robot_dynamics_ros.demo.puma &
+if [ -n "$stale" ]; then
+  # numba compiles from this checkout while the rest installs and the
+  # messages build (the two together about as long as the compile): the
+  # demo's kernels (demo.puma.compile_kernels, in two processes), for the
+  # demo runs from here; for the other commands, what an installed node's
+  # first output runs (dynamics.precompile), which the installed copy then
+  # gets below. The build compiles no kernels of its own.
+  case "$cmd" in
+    demo) compile=robot_dynamics_ros.demo.puma ;;
+    *)    compile=robot_dynamics_ros.dynamics.precompile ;;
+  esac
+  PYTHONPATH="$PWD" "$venv/bin/python" -m "$compile" &
   compiling=$! build=(env ROBOT_DYNAMICS_PRECOMPILE=0 nice -n 10)
 fi
 install_sets $sets
@@ -76,7 +82,22 @@ if [ -n "$stale" ]; then
     --reinstall-package robot_dynamics_ros .
   echo "$want" > "$venv/.installed/package"
 fi
-[ -z "$compiling" ] || wait "$compiling" || true  # if it failed, the demo compiles
+[ -z "$compiling" ] || wait "$compiling" || true  # if it failed, the first start compiles
+if [ -n "$stale" ] && [ "$cmd" != demo ]; then
+  # the installed copy's kernel cache starts as a copy of this checkout's,
+  # of the same sources (dynamics.kernel_cache.seed, when its kernels are
+  # defined at the import); the kernels of sources no longer installed go
+  "$venv/bin/python" -I - "$PWD" <<'EOF'
+import shutil, sys
+sys.path.append(sys.argv[1])  # after the installed copy, which the import finds
+import robot_dynamics_ros.dynamics
+from robot_dynamics_ros.dynamics.kernel_cache import INSTALLED, KernelCacheLocator
+if KernelCacheLocator.folder.parent == INSTALLED:
+    for other in INSTALLED.iterdir():
+        if other != KernelCacheLocator.folder:
+            shutil.rmtree(other, ignore_errors=True)
+EOF
+fi
 export PATH="$PWD/$venv/bin:$PATH"
 case "$cmd" in
   # from this checkout, whose kernels the compile above cached (the package
