@@ -59,7 +59,7 @@ def _call(kernel, model, settings, inputs, outs):
 class PerThread(threading.local):
     """What each thread keeps of a model: its ``Data`` per precision, the
     hot path's kernels bound to it (``sample_entry``) and to a ``Data`` with
-    frames, by frames (``terms.state_terms``)."""
+    frames, by frames (``terms.state_terms``, ``frames.frame_terms``)."""
 
     def __init__(self):
         self.data = {}
@@ -70,16 +70,16 @@ class PerThread(threading.local):
 def sample_entry(kernel, model, q, *arrays):
     """The one way from a public function's hot path to its compiled code:
     ``kernel``'s entry point bound to this thread's float64 data, to call
-    with the kernel's arguments after ``data``, when q is one float64 sample
-    of q's shape and every array one of qd's, for a model without mimic
-    reduction (of any strides); None otherwise, and the caller takes the
+    with the kernel's arguments after ``data``, when q and the arrays are one
+    float64 sample (``is_sample``); None otherwise, and the caller takes the
     general path (``run``), which checks and converts its arguments.
 
     One function call and one dictionary look-up before the compiled code
     (the entry point is bound on the first call), so that even a small
     model's call is mostly the compiled code's (docs/benchmarks.md, "Single
-    samples against Pinocchio and MuJoCo"). DynamicsError when ``model``
-    is no ``Model`` (a ``try`` costs nothing until it catches).
+    samples against Pinocchio and MuJoCo"). The check is ``is_sample``'s,
+    written out rather than called, as this is every public function's hot
+    path (the two are tested equal, ``test/dynamics/test_calls.py``).
     """
     try:
         shape = model.q_shape
@@ -92,6 +92,26 @@ def sample_entry(kernel, model, q, *arrays):
         if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape):
             return None
     return model._local.bound.get(kernel) or partial(_bind_and_call, kernel, model)
+
+
+def is_sample(model, q, *arrays):
+    """True when q is one float64 sample of q's shape and every array one of
+    qd's (of any strides), for a model without mimic reduction: what a
+    kernel bound to a ``Data`` takes as it is (``sample_entry``, and the
+    paths that bind a ``Data`` of their own: ``frame_terms``,
+    ``state_terms``). DynamicsError when ``model`` is no ``Model`` (a
+    ``try`` costs nothing until it catches)."""
+    try:
+        shape = model.q_shape
+    except AttributeError:
+        raise not_a_model(model) from None
+    if not (type(q) is np.ndarray and q.dtype is _F64 and q.shape == shape):
+        return False
+    shape = model.sample_shape
+    for x in arrays:
+        if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape):
+            return False
+    return True
 
 
 def _bind_and_call(kernel, model, *args):

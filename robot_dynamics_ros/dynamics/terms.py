@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from .bounds.coriolis_bounds import BOUNDS_FIELDS, CoriolisBounds, bound_vectors, given, tree_bound_values
-from .calls import bind, run, sample_entry
+from .calls import bind, is_sample, run, sample_entry
 from .errors import DynamicsError
 from .algorithms.christoffel import christoffel_gather, christoffel_symbols
 from .algorithms.coriolis import coriolis
@@ -78,7 +78,7 @@ def state_terms(model, q, qd, frames, *, christoffel=True, out=None):
     its message's buffers at every joint state, ``outputs.frames_in_place``).
     """
     frames = tuple(frames)
-    if sample_entry(compute_all_terms, model, q, qd) is not None:
+    if is_sample(model, q, qd):
         bound = model._local.frames.get(frames)
         if bound is None or bound[0] is not out:
             bound = _bind_frames(model, frames, out, q, qd)

@@ -11,11 +11,11 @@ of the frame at ``qdd = 0``, so that ``[a; alpha] = J qdd + J̇v``.
 import numpy as np
 from numba import njit
 
-from ..calls import run, sample_entry
+from ..calls import bind, is_sample, run, sample_entry
 from ..errors import FrameError, not_a_model
 from .finite import all_finite
 from .kinematics import body_poses, body_velocities, is_floating, valid_configuration
-from ..model.records import axis_frame
+from ..model.records import FRAME_FIELDS, axis_frame
 from .samples import sample, sample_count
 from ..model.state import (configuration_array, into, joint_array, kernel_out, raise_failure,
                            to_all_joints)
@@ -276,18 +276,33 @@ def frames_at(model, data, q, qd, bodies, placements, poses, J, bias):
 @njit(cache=True, nogil=True)
 def _frame_terms(data, bodies, placements, Q, QD, poses, J, bias):
     """Per sample: the body poses and velocities once, then every frame
-    (``frames_at``)."""
-    model = data.model
+    (``frame_sample``)."""
     for s in range(sample_count(Q)):
-        q, qd = sample(Q, s, Q), sample(QD, s, Q)
-        if not (valid_configuration(model, q) and all_finite(qd)):
-            return s
-        body_poses(model, data, q)
-        body_velocities(model, data, qd)
-        if not frames_at(model, data, q, qd, bodies, placements, sample(poses, s, Q), sample(J, s, Q),
-                         sample(bias, s, Q)):
+        if not frame_sample(data, bodies, placements, sample(Q, s, Q), sample(QD, s, Q), sample(poses, s, Q),
+                            sample(J, s, Q), sample(bias, s, Q)):
             return s
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _frame_terms_in_data(data, q, qd):
+    """One sample's frames into the ``frame_*`` arrays of a ``Data`` made
+    with them (``Model.data_with_frames``): ``frame_terms``' hot path, whose
+    compiled call then takes two arrays instead of seven."""
+    return -1 if frame_sample(data, data.frame_body, data.frame_placement, q, qd, data.frame_pose,
+                              data.frame_jacobian, data.frame_bias) else 0
+
+
+@njit(cache=True, nogil=True)
+def frame_sample(data, bodies, placements, q, qd, poses, J, bias):
+    """One sample: q and qd checked, the body poses and velocities, then
+    every frame (``frames_at``). False when a value is not finite."""
+    model = data.model
+    if not (valid_configuration(model, q) and all_finite(qd)):
+        return False
+    body_poses(model, data, q)
+    body_velocities(model, data, qd)
+    return frames_at(model, data, q, qd, bodies, placements, poses, J, bias)
 
 
 def frame_table(model, frames):
@@ -314,13 +329,14 @@ def frame_terms(model, q, qd, frames):
     once (O(n)), then each frame (O(d) for its Jacobian). Equal to the
     three functions called frame by frame (tested). ``FrameError`` for a
     name that is no link."""
+    if is_sample(model, q, qd):
+        key = ("frame_terms", frames if type(frames) is tuple else tuple(frames))
+        bound = model._local.frames.get(key) or _bind_frame_terms(model, key, q, qd)
+        call, poses, J, bias = bound
+        if call(q, qd) < 0:
+            return poses.copy(), J.copy(), bias.copy()
     bodies, placements = frame_table(model, frames)
     k = len(bodies)
-    call = sample_entry(_frame_terms, model, q, qd)
-    if call is not None:
-        poses, J, bias = np.empty((k, 7)), np.empty((k, 6, model.nv)), np.empty((k, 6))
-        if call(bodies, placements, q, qd, poses, J, bias) < 0:
-            return poses, J, bias
     q = configuration_array(model, q)
     qd = joint_array(model, qd, "qd", like=q)
     qa = to_all_joints(model, q, offset=True)
@@ -330,6 +346,17 @@ def frame_terms(model, q, qd, frames):
     if failed >= 0:
         raise_failure(model, failed, (("q", q), ("qd", qd)), f"the frames {', '.join(frames)}")
     return frame_result(model, out)
+
+
+def _bind_frame_terms(model, key, q, qd):
+    """(``_frame_terms_in_data`` bound to a new ``Data`` with the frames
+    ``key[1]``, its poses, J and J̇v arrays), kept for this thread by
+    ``key``."""
+    bodies, placements = frame_table(model, key[1])
+    arrays = frame_outputs(model, len(bodies), ())
+    data = model.data_with_frames(dict(zip(FRAME_FIELDS, (bodies, placements) + arrays)))
+    bound = (bind(_frame_terms_in_data, data, q, qd),) + arrays
+    return model._local.frames.setdefault(key, bound)
 
 
 def frame_outputs(model, k, batch):

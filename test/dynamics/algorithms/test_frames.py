@@ -18,6 +18,7 @@ compiler. Conventions: docs/math.md, "Frames".
 import textwrap
 import xml.etree.ElementTree as ET
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -299,6 +300,27 @@ def test_all_frames_at_once_equal_the_three_functions_frame_by_frame(name, base,
                                    rtol=0, atol=1e-13)
     with pytest.raises(FrameError, match="panda_tool"):
         frame_terms(model, qs, vs, ["panda_tool"])
+
+
+@pytest.mark.parametrize("name,base", [("panda", "fixed"), ("solo12", "floating")])
+def test_one_sample_of_frame_terms_is_the_batchs_and_the_callers_own(name, base):
+    """One float64 sample takes the hot path (a kernel bound to a ``Data``
+    that holds the frames, one per thread): its numbers are the batch's row,
+    bit for bit, from any thread, and the arrays it returns stay the
+    caller's when the next call comes."""
+    model, qs, vs = model_and_states(name, base, "independent", "hot path", 3)
+    frames = list(model.link_frames)[-2:]
+    batch = frame_terms(model, qs, vs, frames)
+    first = frame_terms(model, qs[0], vs[0], frames)
+    kept = [x.copy() for x in first]
+    second = frame_terms(model, qs[1], vs[1], frames)  # on this thread's Data, as the first
+    for got, want in zip(first, kept):
+        np.testing.assert_array_equal(got, want)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda k: frame_terms(model, qs[k % 3], vs[k % 3], tuple(frames)), range(60)))
+    for k, got in [(0, first), (1, second)] + [(k % 3, r) for k, r in enumerate(results)]:
+        for a, b in zip(got, batch):
+            np.testing.assert_array_equal(a, b[k])
 
 
 @pytest.mark.parametrize("name,base,mimic", SHAPES)
