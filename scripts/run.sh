@@ -64,11 +64,10 @@ stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo y
 compiling= build=(env)  # build: what runs the package's build
 if [ -n "$stale" ]; then
   # numba compiles from this checkout while the rest installs and the
-  # messages build (the two together about as long as the compile): the
-  # demo's kernels (demo.puma.compile_kernels, in two processes), for the
-  # demo runs from here; for the other commands, what an installed node's
-  # first output runs (dynamics.precompile), which the installed copy then
-  # gets below. The build compiles no kernels of its own.
+  # messages build: the demo's kernels (demo.puma.compile_kernels, in two
+  # processes), for the demo runs from here; for the other commands, what an
+  # installed node's first output runs (dynamics.precompile), which the
+  # installed copy then gets below. The build compiles no kernels of its own.
   case "$cmd" in
     demo) compile=robot_dynamics_ros.demo.puma ;;
     *)    compile=robot_dynamics_ros.dynamics.precompile ;;
@@ -86,15 +85,17 @@ fi
 if [ -n "$stale" ] && [ "$cmd" != demo ]; then
   # the installed copy's kernel cache starts as a copy of this checkout's,
   # of the same sources (dynamics.kernel_cache.seed, when its kernels are
-  # defined at the import); the kernels of sources no longer installed go
-  "$venv/bin/python" -I - "$PWD" <<'EOF'
+  # defined at the import); the kernels of sources no longer installed go.
+  # Without it an installed node's first start compiles them: not an error.
+  "$venv/bin/python" -I - "$PWD" <<'EOF' || echo "run.sh: the installed copy's kernels were not copied" >&2
 import shutil, sys
 sys.path.append(sys.argv[1])  # after the installed copy, which the import finds
 import robot_dynamics_ros.dynamics
 from robot_dynamics_ros.dynamics.kernel_cache import INSTALLED, KernelCacheLocator
-if KernelCacheLocator.folder.parent == INSTALLED:
+folder = KernelCacheLocator.folder  # None when numba's compiler is off
+if folder is not None and folder.parent == INSTALLED:
     for other in INSTALLED.iterdir():
-        if other != KernelCacheLocator.folder:
+        if other != folder:
             shutil.rmtree(other, ignore_errors=True)
 EOF
 fi
