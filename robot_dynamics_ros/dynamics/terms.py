@@ -19,11 +19,10 @@ from .algorithms.christoffel import christoffel_gather, christoffel_symbols
 from .algorithms.coriolis import coriolis
 from .algorithms.crba import mass_matrix
 from .algorithms.finite import all_finite
-from .algorithms.frames import frame_table, frame_terms
+from .algorithms.frames import frame_terms, frames_data
 from .kc.search import refinement_for, set_global_constants
 from .algorithms.kinematics import composite_inertias, forward_kinematics, valid_configuration
 from .algorithms.samples import sample, sample_count
-from .model.records import FRAME_FIELDS
 from .model.state import (check_out, configuration_array, into, joint_array, matrix_result, raise_failure,
                           tensor_result, to_all_joints, vector_result)
 from .bounds.terms_kernel import compute_all_terms
@@ -110,13 +109,10 @@ def _sample_terms(call, model, q, qd, christoffel):
 def _bind_frames(model, frames, out, q, qd):
     """(out, the kernel bound to a ``Data`` with ``frames``, its poses, J and
     J̇v arrays): ``out``'s arrays, checked, or new ones."""
-    bodies, placements = frame_table(model, frames)
     k, nv = len(frames), model.nv
-    if out is None:
-        arrays = (np.empty((k, 7)), np.empty((k, 6, nv)), np.empty((k, 6)))
-    else:
-        arrays = tuple(check_out(x, shape) for x, shape in zip(_three(out), ((k, 7), (k, 6, nv), (k, 6))))
-    data = model.data_with_frames(dict(zip(FRAME_FIELDS, (bodies, placements) + arrays)))
+    arrays = None if out is None else [check_out(x, shape) for x, shape in
+                                       zip(_three(out), ((k, 7), (k, 6, nv), (k, 6)))]
+    data, arrays = frames_data(model, frames, arrays)
     n = qd.shape[0]
     call = bind(compute_all_terms, data, True, False, q, qd, np.empty((n, n)), np.empty((n, n)),
                 np.empty(len(BOUNDS_FIELDS)), _NO_GAMMA, np.empty(n))

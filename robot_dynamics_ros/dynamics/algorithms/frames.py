@@ -352,11 +352,19 @@ def _bind_frame_terms(model, key, q, qd):
     """(``_frame_terms_in_data`` bound to a new ``Data`` with the frames
     ``key[1]``, its poses, J and J̇v arrays), kept for this thread by
     ``key``."""
-    bodies, placements = frame_table(model, key[1])
-    arrays = frame_outputs(model, len(bodies), ())
-    data = model.data_with_frames(dict(zip(FRAME_FIELDS, (bodies, placements) + arrays)))
+    data, arrays = frames_data(model, key[1])
     bound = (bind(_frame_terms_in_data, data, q, qd),) + arrays
     return model._local.frames.setdefault(key, bound)
+
+
+def frames_data(model, frames, arrays=None):
+    """(a float64 ``Data`` made with the named frames, its ``(poses, J,
+    bias)`` arrays): ``arrays``, the caller's own, or new ones of one
+    sample (``frame_outputs``). What a kernel bound to it computes the
+    frames into (``frame_terms``, ``terms.state_terms``)."""
+    bodies, placements = frame_table(model, frames)
+    arrays = frame_outputs(model, len(bodies), ()) if arrays is None else tuple(arrays)
+    return model.data_with_frames(dict(zip(FRAME_FIELDS, (bodies, placements) + arrays))), arrays
 
 
 def frame_outputs(model, k, batch):
