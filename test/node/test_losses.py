@@ -235,9 +235,10 @@ def test_a_late_bursty_paused_stream_loses_nothing_and_warns_nothing(lossless_no
 
 def test_an_overflowing_queue_counts_exactly_what_it_lost(overflowing_node):
     """Bursts of 200 serialized joint states, published as fast as this
-    process can, into a queue of depth 2 that the node empties far slower:
-    DDS overwrites most of them. Every one sent is either processed or
-    counted lost, and more than half are lost."""
+    process can, into a queue of depth 2 that the node empties slower: DDS
+    overwrites many of them. Every one sent is either processed or counted
+    lost, and at least a tenth are lost, so that the count is exercised (how
+    many depends on how fast this process publishes beside the node)."""
     panda = overflowing_node
     peer = panda.peer
     before = settled(panda)
@@ -255,4 +256,4 @@ def test_an_overflowing_queue_counts_exactly_what_it_lost(overflowing_node):
     print(f"sent {sent + 1}, processed {processed}, lost {lost}")
     assert other == 0, after
     assert processed + lost == sent + 1, (processed, lost, sent)
-    assert lost > sent // 2, (processed, lost, sent)
+    assert lost >= sent // 10, (processed, lost, sent)
