@@ -22,17 +22,8 @@ case "$cmd" in
   bench)  sets="dynamics build runtime ros replay test bench" ;;
   *) echo "usage: scripts/run.sh demo|replay|certify|test|bench [args]" >&2; exit 2 ;;
 esac
-# The requirements go in with uv (pinned in constraints.txt), which fetches
-# and unpacks wheels in parallel (docs/benchmarks-archive.md, "A lighter cold
-# start"). The machine's pip puts uv into a venv made without pip
-# (ensurepip's pip costs 5 s more); without it, the venv gets pip to do so.
-if [ ! -x "$venv/bin/uv" ]; then
-  [ -x "$venv/bin/python" ] || python3 -m venv --without-pip "$venv"
-  uv_pin="uv==$(sed -n 's/^uv==//p' requirements/constraints.txt)"
-  python3 -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check "$uv_pin" 2>/dev/null ||
-    { "$venv/bin/python" -m pip --version >/dev/null 2>&1 || "$venv/bin/python" -m ensurepip --default-pip >/dev/null
-      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$uv_pin"; }
-fi
+# The requirements go in with uv, in a venv made once (scripts/venv.sh).
+bash scripts/venv.sh
 # Bytecode is written as modules are first imported, as Python does by
 # default (uv's --compile-bytecode would compile all of site-packages).
 unset PYTHONDONTWRITEBYTECODE
