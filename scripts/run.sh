@@ -52,17 +52,21 @@ want=$(cat setup.py build_messages.py pyproject.toml package.xml msg/*.msg srv/*
   $(find launch config robot_dynamics_ros -type f ! -path '*/__pycache__/*' ! -name '*.py[co]' | sort) \
   | sha256sum | cut -d' ' -f1)
 stale=$([ "$(cat "$venv/.installed/package" 2>/dev/null)" != "$want" ] && echo yes || true)
-compiling= build=(env)  # build: what runs the package's build
-if [ -n "$stale" ]; then
-  # numba compiles from this checkout while the rest installs and the
-  # messages build: the demo's kernels (demo.puma.compile_kernels, in two
-  # processes), for the demo runs from here; for the other commands, what an
-  # installed node's first output runs (dynamics.precompile), which the
-  # installed copy then gets below. The build compiles no kernels of its own.
-  case "$cmd" in
-    demo) compile=robot_dynamics_ros.demo.puma ;;
-    *)    compile=robot_dynamics_ros.dynamics.precompile ;;
-  esac
+# numba compiles from this checkout while the rest installs and the messages
+# build, and the installed copy then gets a copy of the kernels (below): for
+# the demo, which runs from here, its own kernels (demo.puma.compile_kernels,
+# in two processes) when the package changed; for the other commands, what an
+# installed node's first output runs (dynamics.precompile), unless the
+# installed copy already has it for these sources (.installed/kernels; a demo
+# before them installed the package but compiled only its own kernels). The
+# build compiles no kernels of its own.
+compile= compiling= build=(env)  # build: what runs the package's build
+if [ "$cmd" = demo ]; then
+  [ -z "$stale" ] || compile=robot_dynamics_ros.demo.puma
+elif [ "$(cat "$venv/.installed/kernels" 2>/dev/null)" != "$want" ]; then
+  compile=robot_dynamics_ros.dynamics.precompile
+fi
+if [ -n "$compile" ]; then
   PYTHONPATH="$PWD" "$venv/bin/python" -m "$compile" &
   compiling=$! build=(env ROBOT_DYNAMICS_PRECOMPILE=0 nice -n 10)
 fi
@@ -72,23 +76,28 @@ if [ -n "$stale" ]; then
     --reinstall-package robot_dynamics_ros .
   echo "$want" > "$venv/.installed/package"
 fi
-[ -z "$compiling" ] || wait "$compiling" || true  # if it failed, the first start compiles
-if [ -n "$stale" ] && [ "$cmd" != demo ]; then
-  # the installed copy's kernel cache starts as a copy of this checkout's,
-  # of the same sources (dynamics.kernel_cache.seed, when its kernels are
-  # defined at the import); the kernels of sources no longer installed go.
-  # Without it an installed node's first start compiles them: not an error.
-  "$venv/bin/python" -I - "$PWD" <<'EOF' || echo "run.sh: the installed copy's kernels were not copied" >&2
+if [ -n "$compiling" ]; then
+  # if the compile failed, an installed node's first start compiles: not an error
+  wait "$compiling" && compiled=yes || compiled=
+  # The installed copy's kernel cache gets this checkout's kernels of the
+  # same sources, added to any it has; the kernels of sources no longer
+  # installed go. Without them an installed node's first start compiles.
+  "$venv/bin/python" -I - "$PWD" <<'EOF' || compiled=
 import shutil, sys
-sys.path.append(sys.argv[1])  # after the installed copy, which the import finds
-import robot_dynamics_ros.dynamics
+from pathlib import Path
+import robot_dynamics_ros.dynamics  # the installed copy (-I: not this checkout)
 from robot_dynamics_ros.dynamics.kernel_cache import INSTALLED, KernelCacheLocator
 folder = KernelCacheLocator.folder  # None when numba's compiler is off
 if folder is not None and folder.parent == INSTALLED:
+    source = Path(sys.argv[1], "robot_dynamics_ros", "dynamics", "__kernel_cache__", folder.name)
+    if source.is_dir():
+        shutil.copytree(source, folder, dirs_exist_ok=True)
     for other in INSTALLED.iterdir():
         if other != folder:
             shutil.rmtree(other, ignore_errors=True)
 EOF
+  [ -z "$compiled" ] || [ "$cmd" = demo ] || echo "$want" > "$venv/.installed/kernels"
+  [ -n "$compiled" ] || echo "run.sh: the installed copy's kernels were not all made" >&2
 fi
 export PATH="$PWD/$venv/bin:$PATH"
 case "$cmd" in
