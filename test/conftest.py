@@ -8,7 +8,7 @@ harness, bag files, streams) live in support/, which pytest.ini puts on the
 path; fixtures live in the conftest.py of the folder whose tests share them.
 
 Markers (pytest.ini): ``colcon`` for tests that build the package with
-colcon, ``slow`` for tests that run against a time budget of seconds;
+colcon, ``slow`` for tests that take seconds of their own (pytest.ini);
 ``scripts/run.sh test --quick`` leaves both out.
 """
 

@@ -30,6 +30,7 @@ def demo_models():
 
 
 @pytest.mark.parametrize("name", ["puma560", "puma560_demo_payload"])
+@pytest.mark.slow
 def test_the_demo_certificates_hold_for_the_demos_models(name, tmp_path):
     model = demo_models()[name]
     path = CERTIFICATES / f"{name}.kc.json"

@@ -97,6 +97,7 @@ def test_replay_serves_the_certificate_to_every_message(certified, tmp_path):
     assert not (tmp_path / "refused").exists()
 
 
+@pytest.mark.slow
 def test_a_payload_swap_inside_a_certified_range_is_served_the_ranges_bound(tmp_path):
     """A range certificate (``--payload-range``, a 4-joint chain, 28 small
     searches) in the node's ``kc_certificate`` directory: without a payload

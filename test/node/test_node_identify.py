@@ -118,6 +118,7 @@ def live(tmp_path_factory):
         node.stop()
 
 
+@pytest.mark.slow
 def test_live_estimate_is_the_replays_on_the_same_joint_states(live):
     """Mass within 2% and CoM within 5 mm of the truth, and the replay's
     estimator's numbers on the same joint states."""

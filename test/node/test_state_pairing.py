@@ -190,6 +190,7 @@ def test_arm_states_pair_with_their_joint_states(tmp_path):
     run_and_check(tmp_path, "xarm7", (), "link7", "link3", floating=False)
 
 
+@pytest.mark.slow
 def test_floating_base_states_pair_with_their_joint_states(tmp_path):
     run_and_check(tmp_path, "solo12", ("-p", "base_state_timeout:=0.1"), "base_link", "FL_UPPER_LEG",
                   floating=True)

@@ -99,6 +99,7 @@ def check_against_pinocchio(out: dict, oracle, q, qd, rows, tolerance=TOLERANCE)
 
 @pytest.mark.parametrize("storage", list(STORAGES))
 @pytest.mark.parametrize("robot", list(ROBOTS))
+@pytest.mark.slow
 def test_replay_equals_pinocchio(robot, storage, trajectories, long_replays):
     traj = trajectories[robot]
     bag, out, target = long_replays[robot, storage]

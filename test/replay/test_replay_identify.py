@@ -78,6 +78,7 @@ def test_payload_identified_within_targets(exciting_bag, bare_replay):
     assert f"    payload.link: {truth['link']}" in out and re.search(r"^    payload\.mass: \S+$", out, re.M), out
 
 
+@pytest.mark.slow
 def test_residuals_at_noise_level_with_the_true_model_and_not_without(exciting_bag, bare_replay, tmp_path):
     path, truth = exciting_bag
     inertia = np.array(truth["inertia"])

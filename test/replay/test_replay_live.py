@@ -120,6 +120,7 @@ def live_run(tmp_path_factory):
         peer.close()
 
 
+@pytest.mark.slow
 def test_live_outputs_equal_offline_replay(live_run, tmp_path):
     traj, bag, published, received = live_run
     count = len(traj.t)

@@ -142,6 +142,7 @@ def test_losing_the_race_for_the_output_leaves_the_winner_alone(short_bag, tmp_p
 
 
 @pytest.mark.parametrize("point", ["recording", "writing", "plot", "commit"])
+@pytest.mark.slow
 def test_sigterm_midway_leaves_nothing(short_bag, tmp_path, point):
     """SIGTERM at each stage of writing the outputs (test/replay_paused.py
     holds the replay there): while the first staged folder exists but is not

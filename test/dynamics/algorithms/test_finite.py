@@ -21,6 +21,7 @@ def _layouts(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.slow
 def test_all_finite_is_numpys_isfinite(dtype):
     """Finite arrays (the largest and a subnormal number among them) pass;
     one inf, -inf or NaN anywhere (first, middle, last entry) fails."""

@@ -435,6 +435,7 @@ def test_batches_equal_single_calls_bitwise():
 
 
 @pytest.mark.parametrize("method", ["recursive", "cholesky"])
+@pytest.mark.slow
 def test_float32_forward_dynamics(method):
     path = _path("solo12")
     model = load_urdf(path, base="floating")

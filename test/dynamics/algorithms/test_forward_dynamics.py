@@ -139,6 +139,7 @@ def test_random_robot_vs_pinocchio(seed, n, tree):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_batch_equals_single_samples(method, dtype):
     # 100 samples take the multi-threaded path of run_kernel; each sample must
     # still be computed exactly as alone, in the requested precision.
@@ -156,6 +157,7 @@ def test_batch_equals_single_samples(method, dtype):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_float32_computes_in_float32(method):
     path = example_robot_urdf("panda")
     model = load_urdf(path)

@@ -325,6 +325,7 @@ def test_one_sample_of_frame_terms_is_the_batchs_and_the_callers_own(name, base)
 
 @pytest.mark.parametrize("name,base,mimic", SHAPES)
 @pytest.mark.parametrize("count", [None, 80])  # None: one sample; 80: on the thread pool
+@pytest.mark.slow
 def test_state_terms_are_all_terms_and_frame_terms_bit_for_bit(name, base, mimic, count):
     """``state_terms`` computes the frames from the forward pass of the
     terms, in one kernel: the numbers are those of ``all_terms`` and

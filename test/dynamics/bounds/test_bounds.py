@@ -58,6 +58,7 @@ def test_fields_match_pinocchio(name):
 
 
 @pytest.mark.parametrize("name", sorted(ROBOTS))
+@pytest.mark.slow
 def test_bounds_hold_on_random_triples(name):
     urdf = ROBOTS[name]
     model = load_urdf(urdf)
@@ -367,6 +368,7 @@ def test_bad_input(q, qd, needle):
         coriolis_bounds(model, q, qd)
 
 
+@pytest.mark.slow
 def test_mimic_reduced_batch_equals_per_sample():
     """A reduced model's Gamma and M reach the kernels with einsum's strides:
     the batch must still give each sample's bounds (it gave other samples'

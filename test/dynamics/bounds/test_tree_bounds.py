@@ -187,6 +187,7 @@ def _cores_both_ways(data, out):
 
 @pytest.mark.parametrize("name,distance", [("solo12-floating", 0.0), ("tree10-floating", 0.0),
                                            ("tree10-floating", 1e4)])
+@pytest.mark.slow
 def test_cores_from_algorithm_2_are_the_cores_of_the_slices(name, distance):
     """``cores.christoffel_cores`` (the cores made in Algorithm 2, without the
     symbols of the cores' coordinates) against ``cores.slice_core`` on the
@@ -268,6 +269,7 @@ def test_certified_norm_is_an_upper_bound():
 
 
 @pytest.mark.parametrize("distance", [1e2, 1e4])
+@pytest.mark.slow
 def test_cores_far_from_the_world_origin(distance):
     """The slices' cores (``cores``: a floating tree's slices made smaller
     through the motion subspaces of their ancestors) lose nothing with the

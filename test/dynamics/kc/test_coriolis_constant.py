@@ -43,6 +43,7 @@ ADVERSARIAL = ["panda", "ur5_robot", "kinova", "puma", "solo12", "double_pendulu
 
 
 @pytest.mark.parametrize("name", ADVERSARIAL)
+@pytest.mark.slow
 def test_no_ascent_exceeds_the_guaranteed_bounds(name):
     """An independent ascent never exceeds the first bound nor the refined
     upper end; the lower end is k_c at its witness (numpy), within the
@@ -190,6 +191,7 @@ def _finish(generator):
 
 
 @pytest.mark.parametrize("name", ["ur5_robot", "panda", "chain-41-4", "chain-45-4", "tree-44-5"])
+@pytest.mark.slow
 def test_every_box_bound_holds_on_its_box(name):
     """Each box's bound of the branch and bound (``box_bounds``) is above
     k_c (numpy's SVD) everywhere in the box: at its vertices, at random

@@ -123,6 +123,7 @@ GAMMA = christoffel_symbols(PUMA, Q)
 M = mass_matrix(PUMA, Q)
 
 
+@pytest.mark.slow
 def test_given_christoffel_and_mass_give_the_computed_bounds():
     assert coriolis_bounds(PUMA, Q, QD, christoffel=GAMMA, mass=M) == coriolis_bounds(PUMA, Q, QD)
     batch = coriolis_bounds(PUMA, Q[None], QD[None], christoffel=GAMMA[None], mass=M[None])
