@@ -188,6 +188,7 @@ def settled(panda):
     return counts(report_after(panda.peer, time.time()))
 
 
+@pytest.mark.slow
 def test_a_late_bursty_paused_stream_loses_nothing_and_warns_nothing(lossless_node):
     """500 joint states at about 500 Hz with the timing of a publisher under
     load: jitter, samples a period late then sent with the next, a 1.5 s
@@ -233,6 +234,7 @@ def test_a_late_bursty_paused_stream_loses_nothing_and_warns_nothing(lossless_no
     assert "[WARN]" not in log, log[-3000:]
 
 
+@pytest.mark.slow
 def test_an_overflowing_queue_counts_exactly_what_it_lost(overflowing_node):
     """Bursts of 200 serialized joint states, published as fast as this
     process can, into a queue of depth 2 that the node empties slower: DDS

@@ -45,6 +45,7 @@ def no_payloads(panda):
     wait_served(panda.peer)
 
 
+@pytest.mark.slow
 def test_description_published_before_start_is_picked_up(panda):
     values = panda.peer.diagnostics(timeout=5.0)
     assert values["model"] == "panda"

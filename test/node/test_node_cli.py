@@ -30,6 +30,7 @@ def test_help_prints_usage_and_exits_at_once():
         assert expected in run.stdout, f"{expected!r} missing from --help:\n{run.stdout}"
 
 
+@pytest.mark.slow
 def test_a_node_without_urdf_says_once_where_it_listens(tmp_path):
     """One line, not one every check: a log that repeats itself hides the
     line that is new."""
@@ -46,6 +47,7 @@ def test_a_node_without_urdf_says_once_where_it_listens(tmp_path):
         assert node.stop() == 0, node.log()
 
 
+@pytest.mark.slow
 def test_a_node_whose_description_was_refused_says_why_it_still_waits(tmp_path):
     harness.isolate_ros_environment()
     urdf = tmp_path / "still.urdf"

@@ -93,6 +93,7 @@ def puma_oracle():
     return robots.PinocchioOracle(pin_model, robots.pinocchio_joint_names(pin_model))
 
 
+@pytest.mark.slow
 def test_listen_example_prints_the_state_of_the_joint_states(puma, puma_oracle):
     q = np.array([0.3, -0.5, 0.8, 0.1, 0.3, -0.2])
     with Streaming(puma, puma_oracle.joint_names, q, np.zeros(6)):

@@ -65,6 +65,7 @@ def printed_payload(out: str, link: str):
             np.array([float(x) for x in com.group(1).split(",")]) if com else None)
 
 
+@pytest.mark.slow
 def test_payload_identified_within_targets(exciting_bag, bare_replay):
     """Mass within 2% and CoM within 5 mm, in the lines that apply it (what
     the command prints: test_non_exciting_trajectory runs the command)."""
@@ -129,6 +130,7 @@ def test_bad_savitzky_golay_settings_are_refused(tmp_path, capsys):
     assert "odd number of samples" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_node_window_gives_the_replays_estimate(exciting_bag, bare_replay):
     """~/identify_payload's window, fed one joint state at a time, gives the
     replay's estimate on the same data."""

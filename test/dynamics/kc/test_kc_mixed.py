@@ -35,6 +35,7 @@ def _mixed_norm(model, setup, points, l, p):
 
 
 @pytest.mark.parametrize("name", ["ur5_robot", "kinova", "puma"])
+@pytest.mark.slow
 def test_squared_norm_bounds_hold_and_beat_the_triangle_inequality(name):
     """Every pair's bound is above N of the mixed derivative at 400 random
     configurations and at L-BFGS-B maxima from the best of them; no bound

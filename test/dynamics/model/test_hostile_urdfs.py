@@ -12,6 +12,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,7 @@ def random_states(model, rng, count=3):
         yield q, rng.uniform(-3.0, 3.0, model.nv)
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("HOSTILE_URDF_EXAMPLES", "500")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=mutated_urdfs(), seed=st.integers(0, 2**32 - 1))
