@@ -263,6 +263,7 @@ def test_coaxial_joints_with_massless_link_are_singular(method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.slow
 def test_float32_overflow_is_an_error(method):
     model = load_urdf(example_robot_urdf("ur5_robot"))
     q = np.full(6, 0.3, dtype=np.float32)

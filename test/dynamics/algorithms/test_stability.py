@@ -20,6 +20,7 @@ TRACK_TOL = 1e-4
 TRACK_SECONDS = 3.0
 
 
+@pytest.mark.slow
 def test_ascher_two_link_recursive_beats_cholesky_in_float32():
     cond, rows = ascher_table()
     # the example exists to make M ill-conditioned (paper 004, Fig. 2)

@@ -168,6 +168,7 @@ def test_joints_on_the_world_and_gravity_do_not_enter_gamma(name):
 
 
 @pytest.mark.parametrize("name", ["double_pendulum", "chain-31-3"])
+@pytest.mark.slow
 def test_branch_and_bound_reaches_the_tolerance(name):
     """Few coordinates: the branch and bound brings upper / lower below 1.10
     and stops; an ascent stays below upper."""
