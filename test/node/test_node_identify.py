@@ -32,6 +32,9 @@ from robot_dynamics_ros.identification.payload import identify_payload  # noqa: 
 from robot_dynamics_ros.identification.residuals import Differentiator  # noqa: E402
 from robot_dynamics_ros.srv import IdentifyPayload  # noqa: E402
 
+# each test asks the one live node of this module (seconds to start and fill its window)
+pytestmark = pytest.mark.slow
+
 STARTUP_TIMEOUT = 180.0
 TRUTH = dict(robot="panda", mass=2.0, com=(0.05, -0.02, 0.07), duration=20.0, rate=500.0, noise=0.01, seed=5)
 PUBLISH_RATE = 1000.0  # joint states per second (the stamps are 2 ms apart)
@@ -118,7 +121,6 @@ def live(tmp_path_factory):
         node.stop()
 
 
-@pytest.mark.slow
 def test_live_estimate_is_the_replays_on_the_same_joint_states(live):
     """Mass within 2% and CoM within 5 mm of the truth, and the replay's
     estimator's numbers on the same joint states."""

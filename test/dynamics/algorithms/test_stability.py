@@ -59,6 +59,7 @@ def test_puma_forced_simulation_tracks_for_the_first_seconds(puma_runs):
     assert errors["recursive"] <= errors["cholesky"] + 1e-9, errors
 
 
+@pytest.mark.slow
 def test_puma_float32_recursive_not_worse_than_cholesky():
     # Paper 002, Sec. 5: the recursion avoids the error amplification of
     # solving with the assembled (ill-conditioned) M.

@@ -140,6 +140,7 @@ def test_bounds_without_jit():
 
 
 @pytest.mark.parametrize("name", ["solo12-floating", "tree12"])
+@pytest.mark.slow
 def test_without_gamma_is_all_terms_less_gamma(name):
     """The same M, C, g, bit for bit, with and without the dense Gamma, one
     sample and a batch; the same bounds to rounding (a floating tree's

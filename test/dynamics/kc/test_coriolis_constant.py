@@ -280,6 +280,7 @@ def test_a_whole_line_bounds_the_change_along_it():
     assert exact <= _whole_line_factor(0, x) <= exact * (1 + 1e-14)
 
 
+@pytest.mark.slow
 def test_refine_only_tightens_and_continues():
     """upper never increases, lower never decreases, the witness always
     gives lower, and a second call continues rather than restarts."""
