@@ -385,8 +385,10 @@ def core_slice_norms(model, data, blocks, cores):
     every_speed = massive_speeds(model, data.kept) == model.parent.shape[0]
     staged = data.lockstep[0]  # the small cores, one after another
     sizes = data.lockstep_sizes
-    count = used = largest = cubes = 0
-    reduced = widest = 0  # the larger cores, reduced, in ``data.bands``
+    # int64 from the start, not the literal 0: numba would compile the
+    # callees for both (CONTRIBUTING.md, "Kernels")
+    count = used = largest = cubes = np.int64(0)
+    reduced = widest = np.int64(0)  # the larger cores, reduced, in ``data.bands``
     certified = 0.0  # the largest cores' squared norms by ``lanczos``
     for k in range(BASE_BODIES, model.parent.shape[0]):
         if not model.holds_mass[k]:

@@ -254,9 +254,9 @@ def _end_eigenvalue(work, lo, hi, rank):
     from_above = rank == n - 1
     x = hi if from_above else lo
     previous = 0.0
-    overshot = False
+    overshot = np.bool_(False)  # not literals (CONTRIBUTING.md, "Kernels")
     for _ in range(MAX_STEPS):
-        count = 0
+        count = np.int64(0)
         g = h = 0.0  # p'(x) / p(x) and -(p'/p)'(x)
         inverse = u = w = 0.0  # 1 / the previous pivot, its d'/d and d''/d
         for i in range(n):
@@ -490,7 +490,7 @@ def lower_triangles_finite(work):
 def largest_eigenvalue(T, floor):
     """The largest eigenvalue of the tridiagonal T (``tridiagonalize``'s
     result, any strides), searched above ``floor`` (0 for a Gram matrix)."""
-    lo, hi = end_bracket(T, floor, True)
+    lo, hi = end_bracket(T, floor, np.bool_(True))  # not a literal (CONTRIBUTING.md, "Kernels")
     return _end_eigenvalue(T, lo, hi, T.shape[0] - 1)
 
 
@@ -554,8 +554,8 @@ def smallest_eigenvalue(T, floor):
     (``end_bracket``): one matrix alone, what each lane of
     ``end_eigenvalues`` searching from below computes (the bounds search
     M's smallest eigenvalue in those lanes; the tests compare them)."""
-    lo, hi = end_bracket(T, floor, False)
-    # an int64, not the literal 0, for which numba would compile a second overload
+    # not literals, for which numba would compile second overloads (CONTRIBUTING.md, "Kernels")
+    lo, hi = end_bracket(T, floor, np.bool_(False))
     return _end_eigenvalue(T, lo, hi, np.int64(0))
 
 

@@ -231,7 +231,8 @@ def certified_top_singular_value(G, X, work):
     if frobenius == 0.0:
         return 0.0
     for _ in range(STEPS):
-        bound, t = certified_bound(G, GT, X, 2, work, frobenius)
+        # not the literal 2 (CONTRIBUTING.md, "Kernels")
+        bound, t = certified_bound(G, GT, X, np.int64(2), work, frobenius)
         if bound < 0.0:
             return -1.0
         if bound - t <= TOLERANCE * t:
