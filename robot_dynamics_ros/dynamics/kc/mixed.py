@@ -27,28 +27,34 @@ Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
 is off by at most ``entry_margin`` per entry, so D by at most ``W
 sqrt(n^3) entry_margin`` in Frobenius norm (W = sum_alpha |alpha_l
 alpha_p|, or 5^m for a value), added after the square root. Each grid
-value of D is a sum of 5^m terms formed in m stages, off by at most about
-``5 m eps T`` (T, the triangle bound in Frobenius form, bounds the sum of
-the terms' sizes), so each value of P by ``10 m eps T^2``; the DFT of P
-adds a few eps log2(9^m) in 2-norm (Higham, "Accuracy and Stability of
-Numerical Algorithms", 2nd ed., Thm. 24.2), and the l1 norm of an error
-in A is at most ``9^(m/2)`` times its 2-norm, which is the grid errors'
-root mean square. In all about
-``9^(m/2) (10 m + 5 log2(9^m)) eps T^2``: 9e-11 T^2 for m = 7, the
-largest grid the search takes (5^m <= 200,000). ``1e-8 T^2`` is added.
+value of an entry of D is a sum of 5^m terms formed in m stages, off by at
+most about ``5 m eps`` times the sum of the terms' sizes; P adds the
+squares of E <= n^3 entries (through their Gram matrices, below) and 25
+products, so each value of P is off by at most ``(10 m + n^3 + 30) eps
+T^2`` (T, the triangle bound in Frobenius form: by Minkowski's inequality
+the terms' sizes summed per entry, squared and added over the entries, are
+at most T^2); the DFT of P adds a few eps log2(9^m) in 2-norm (Higham,
+"Accuracy and Stability of Numerical Algorithms", 2nd ed., Thm. 24.2), and
+the l1 norm of an error in A is at most ``9^(m/2)`` times its 2-norm, which
+is the grid errors' root mean square. Ten times ``9^(m/2) (10 m + n^3 +
+30 + 5 log2(9^m)) eps T^2`` is added (``grid_margin``): 1.5e-9 T^2 for
+panda (m = 6, n = 9).
 
-Cost: per target, m products of a real 9 x 5 matrix along the axes of
-Gamma's samples (about 56 (9^m - 5^m) / 4 products per entry of Gamma),
-then one DFT of 9^m points.
+Cost: per target and entry, m - 1 products of a real 9 x 5 matrix along the
+axes of Gamma's samples (about 56 (9^(m-1) - 5^(m-1)) / 4 products), then
+along the last axis through the entries' Gram matrices: ``sum_e (M v_e)_j^2
+= (M G M^T)_jj`` with ``G = sum_e v_e v_e^T`` (5 x 5 per point of the
+other axes' grid), so the 9^m values of each entry are never formed; then
+one DFT of 9^m points per target.
 """
 import numpy as np
 
 GRID = 9
 # the orders of the expansion's coefficients along a revolute axis (boxes._axis_transforms)
 ORDERS = np.array([0, 1, 2, -2, -1])
-# bytes of one block of entries on the 9^m grid (doubles)
+# bytes of one block of entries on the grid of 9^(m-1) x 5 points (doubles)
 _BLOCK_BYTES = 256e6
-_FFT_MARGIN = 1e-8
+_EPS = np.finfo(float).eps
 # an entry whose mixed terms reach less than this share of the largest entry's is left out of a pair's grid
 _LEFT_OUT = 1e-6
 
@@ -67,6 +73,10 @@ def _axis_matrix(derivatives):
     angles = 2.0 * np.pi * np.arange(GRID) / GRID
     transform = np.exp(-1j * np.outer(ORDERS, samples)) / 5
     return (np.exp(1j * np.outer(angles, ORDERS)) * (1j * ORDERS) ** derivatives @ transform).real
+
+
+# the values on the grid of 9 (index 0) and their derivatives (index 1) along an axis
+_AXIS_MATRICES = (_axis_matrix(0), _axis_matrix(1))
 
 
 def new_squares(m, targets):
@@ -106,24 +116,48 @@ def add_squares(samples, coefficients, weights, squares):
     are disjoint, so the squared norms add)."""
     targets, grids, frobenius, left_out = squares
     m = frobenius.ndim
-    step = max(1, int(_BLOCK_BYTES // (8 * GRID ** m)))
-    plain, derivative = _axis_matrix(0), _axis_matrix(1)
+    step = max(1, int(_BLOCK_BYTES // (8 * 5 * GRID ** (m - 1))))
     magnitudes = np.abs(coefficients)
     frobenius += ((magnitudes * magnitudes) @ weights).reshape(frobenius.shape)
+    buffers = np.empty((2, 5 * GRID ** (m - 1) * min(step, samples.shape[1])))
     for index, axes in enumerate(targets):
         reach = _factor(m, axes).reshape(-1) @ magnitudes
         kept = reach > _LEFT_OUT * reach.max()
         left_out[index] += float(weights[~kept] @ (reach[~kept] * reach[~kept]))
-        chosen, w = samples[:, kept], weights[kept]
-        for start in range(0, chosen.shape[1], step):
-            values = chosen[:, start:start + step]
-            # axis by axis in C order, (grid so far, 5, the rest) -> (grid so
-            # far, 9, the rest): stacked products, no transposed copies
-            for axis in range(m):
-                matrix = derivative if axis in axes else plain
-                values = np.matmul(matrix, values.reshape(GRID ** axis, 5, -1))
-            values = values.reshape((GRID,) * m + (-1,))
-            grids[index] += (values * values) @ w[start:start + step]
+        gram = np.zeros((GRID ** (m - 1), 5, 5))
+        for weight in np.unique(weights[kept]):  # the entries of each weight together: no scaled copies
+            columns = np.flatnonzero(kept & (weights == weight))
+            for start in range(0, len(columns), step):
+                gram += weight * _gram_on_grid(samples[:, columns[start:start + step]], m, axes, buffers)
+        # (M G M^T)_jj = sum_kl G_kl M_jk M_jl, M the last axis's matrix
+        last = _AXIS_MATRICES[m - 1 in axes]
+        products = (last[:, :, None] * last[:, None, :]).reshape(GRID, 25)
+        grids[index] += (gram.reshape(-1, 25) @ products.T).reshape((GRID,) * m)
+
+
+def _gram_on_grid(values, m, axes, buffers):
+    """(9^(m-1), 5, 5): ``G = sum_e v_e v_e^T``, v_e the E entries sampled
+    in ``values`` (5^m, E) carried to the grid of 9 angles in the first m - 1
+    coordinates (differentiated along ``axes``), at the last coordinate's 5
+    samples; then ``sum_e D_e^2 = (M G M^T)_jj`` at its 9 angles j, M its
+    axis matrix (module docstring). Axis by axis in C order ((grid so far,
+    5, the rest) -> (grid so far, 9, the rest)), stacked products into the
+    two ``buffers`` in turn."""
+    count = values.shape[1]
+    for axis in range(m - 1):
+        out = buffers[axis % 2][:GRID ** (axis + 1) * 5 ** (m - axis - 1) * count]
+        out = out.reshape(GRID ** axis, GRID, -1)
+        np.matmul(_AXIS_MATRICES[axis in axes], values.reshape(GRID ** axis, 5, -1), out=out)
+        values = out
+    values = values.reshape(GRID ** (m - 1), 5, count)
+    return np.matmul(values, values.transpose(0, 2, 1))
+
+
+def grid_margin(m, n):
+    """The rounding of P's grid values and of its DFT, relative to T^2 (T
+    the triangle bound in Frobenius form): the module docstring's estimate,
+    ten times."""
+    return 10.0 * GRID ** (m / 2) * (10 * m + n ** 3 + 30 + 5 * np.log2(GRID ** m)) * _EPS
 
 
 def squared_bounds(squares, n, entry_margin):
@@ -138,7 +172,7 @@ def squared_bounds(squares, n, entry_margin):
         triangle = float((factor * norms).sum())
         coefficients = np.fft.fftn(grids[index]) / GRID ** m
         total = (float(np.abs(coefficients).sum()) + left_out[index]) * (1.0 + 1e-12) \
-            + _FFT_MARGIN * triangle * triangle
+            + grid_margin(m, n) * triangle * triangle
         error = float(factor.sum()) * np.sqrt(n ** 3) * entry_margin
         bounds[index] = np.sqrt(total) + error
     return bounds
