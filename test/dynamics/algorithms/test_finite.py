@@ -13,9 +13,14 @@ def _compiled(x):
 
 
 def _layouts(dtype, rng):
-    """A C-contiguous vector, matrix and 3-array, and a strided vector."""
+    """C-contiguous vectors, matrices and 3-arrays with fewer and more
+    entries than ``VECTOR_FROM`` (tested entry by entry, or by the
+    exponents' maximum), and a strided vector."""
     yield rng.standard_normal(14249).astype(dtype)
+    yield rng.standard_normal(9).astype(dtype)
     yield rng.standard_normal((35, 35)).astype(dtype)
+    yield rng.standard_normal((9, 7)).astype(dtype)
+    yield rng.standard_normal((7, 8, 9)).astype(dtype)
     yield rng.standard_normal((3, 4, 5)).astype(dtype)
     yield rng.standard_normal((9, 7)).astype(dtype)[:, 2]
 
