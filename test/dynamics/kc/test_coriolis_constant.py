@@ -299,6 +299,7 @@ def test_refine_only_tightens_and_continues():
     assert global_coriolis_constant(model) == seen[-1].upper
 
 
+@pytest.mark.slow  # two refinements to the end
 def test_one_thread_and_every_core_reach_the_same_interval():
     """The node refines on one thread, the replay on every core: the same
     boxes get the same bounds, so both finish with the same interval."""
