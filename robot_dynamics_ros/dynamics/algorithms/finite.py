@@ -58,8 +58,8 @@ def _all_finite(x):
             return True
         return strided
 
-    # Small ones entry by entry, as a 1-D one: a reshape calls numba's helper
-    # library, which costs as much as testing a hundred entries.
+    # Small ones entry by entry in place, as a 1-D one: a reshape calls numba's
+    # helper library, a call that the compiler cannot inline.
     if x.ndim == 2 and x.layout == "C":
         def small_matrix(x):
             if x.size >= VECTOR_FROM:

@@ -37,7 +37,7 @@ at most T^2); the DFT of P adds a few eps log2(9^m) in 2-norm (Higham,
 "Accuracy and Stability of Numerical Algorithms", 2nd ed., Thm. 24.2), and
 the l1 norm of an error in A is at most ``9^(m/2)`` times its 2-norm, which
 is the grid errors' root mean square. Ten times ``9^(m/2) (10 m + n^3 +
-30 + 5 log2(9^m)) eps T^2`` is added (``grid_margin``): 1.5e-9 T^2 for
+30 + 5 log2(9^m)) eps T^2`` is added (``_grid_margin``): 1.5e-9 T^2 for
 panda (m = 6, n = 9).
 
 Cost: per target and entry, m - 1 products of a real 9 x 5 matrix along the
@@ -153,7 +153,7 @@ def _gram_on_grid(values, m, axes, buffers):
     return np.matmul(values, values.transpose(0, 2, 1))
 
 
-def grid_margin(m, n):
+def _grid_margin(m, n):
     """The rounding of P's grid values and of its DFT, relative to T^2 (T
     the triangle bound in Frobenius form): the module docstring's estimate,
     ten times."""
@@ -172,7 +172,7 @@ def squared_bounds(squares, n, entry_margin):
         triangle = float((factor * norms).sum())
         coefficients = np.fft.fftn(grids[index]) / GRID ** m
         total = (float(np.abs(coefficients).sum()) + left_out[index]) * (1.0 + 1e-12) \
-            + grid_margin(m, n) * triangle * triangle
+            + _grid_margin(m, n) * triangle * triangle
         error = float(factor.sum()) * np.sqrt(n ** 3) * entry_margin
         bounds[index] = np.sqrt(total) + error
     return bounds
