@@ -41,11 +41,12 @@ is the grid errors' root mean square. Ten times ``9^(m/2) (10 m + n^3 +
 panda (m = 6, n = 9).
 
 Cost: per target and entry, m - 1 products of a real 9 x 5 matrix along the
-axes of Gamma's samples (about 56 (9^(m-1) - 5^(m-1)) / 4 products), then
-along the last axis through the entries' Gram matrices: ``sum_e (M v_e)_j^2
-= (M G M^T)_jj`` with ``G = sum_e v_e v_e^T`` (5 x 5 per point of the
-other axes' grid), so the 9^m values of each entry are never formed; then
-one DFT of 9^m points per target.
+axes of Gamma's samples (``sum_k 9^(k+1) 5^(m-k)`` over k < m - 1, about 56
+(9^(m-1) - 5^(m-1)) products), then the last axis through the entries'
+Gram matrices: ``sum_e (M v_e)_j^2 = (M G M^T)_jj`` with ``G = sum_e v_e
+v_e^T`` (5 x 5 per point of the other axes' grid: 25 9^(m-1) products per
+entry), so the 9^m values of each entry are never formed; then one DFT of
+9^m points per target.
 """
 import numpy as np
 
