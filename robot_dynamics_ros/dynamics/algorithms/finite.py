@@ -58,30 +58,18 @@ def _all_finite(x):
             return True
         return strided
 
-    # Small ones entry by entry in place, as a 1-D one: a reshape calls numba's
-    # helper library, a call that the compiler cannot inline.
-    if x.ndim == 2 and x.layout == "C":
-        def small_matrix(x):
+    if x.layout == "C":
+        # Small ones entry by entry through their flat view, in place: a
+        # reshape calls numba's helper library, a call the compiler cannot inline.
+        def small(x):
             if x.size >= VECTOR_FROM:
                 return all_finite(x.reshape(x.size))
-            for i in range(x.shape[0]):
-                for k in range(x.shape[1]):
-                    if not np.isfinite(x[i, k]):
-                        return False
+            entries = x.flat
+            for k in range(x.size):
+                if not np.isfinite(entries[k]):
+                    return False
             return True
-        return small_matrix
-
-    if x.ndim == 3 and x.layout == "C":
-        def small_stack(x):
-            if x.size >= VECTOR_FROM:
-                return all_finite(x.reshape(x.size))
-            for i in range(x.shape[0]):
-                for j in range(x.shape[1]):
-                    for k in range(x.shape[2]):
-                        if not np.isfinite(x[i, j, k]):
-                            return False
-            return True
-        return small_stack
+        return small
 
     def flat(x):
         return all_finite(x.reshape(x.size))
