@@ -30,6 +30,7 @@ PARALLEL_FROM = 64
 _pool = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="dynamics")
 _entries = {}
 _F64 = np.dtype(np.float64)
+_NDARRAY = np.ndarray
 
 
 def _entry(kernel, args):
@@ -58,13 +59,16 @@ def _call(kernel, model, settings, inputs, outs):
 
 class PerThread(threading.local):
     """What each thread keeps of a model: its ``Data`` per precision, the
-    hot path's kernels bound to it (``sample_entry``) and to a ``Data`` with
-    frames, by frames (``terms.state_terms``, ``frames.frame_terms``)."""
+    hot path's kernels bound to it (``sample_entry``), and by the tuple of
+    frame names, the kernels bound to a ``Data`` with those frames
+    (``terms.state_terms`` in ``frames``, ``frames.frame_terms`` in
+    ``frame_terms``)."""
 
     def __init__(self):
         self.data = {}
         self.bound = {}
         self.frames = {}
+        self.frame_terms = {}
 
 
 def sample_entry(kernel, model, q, *arrays):
@@ -85,33 +89,29 @@ def sample_entry(kernel, model, q, *arrays):
         shape = model.q_shape
     except AttributeError:
         raise not_a_model(model) from None
-    if not (type(q) is np.ndarray and q.dtype is _F64 and q.shape == shape):
+    if not (type(q) is _NDARRAY and q.dtype is _F64 and q.shape == shape):
         return None
     shape = model.sample_shape
     for x in arrays:
-        if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape):
+        if not (type(x) is _NDARRAY and x.dtype is _F64 and x.shape == shape):
             return None
     return model._local.bound.get(kernel) or partial(_bind_and_call, kernel, model)
 
 
-def is_sample(model, q, *arrays):
-    """True when q is one float64 sample of q's shape and every array one of
-    qd's (of any strides), for a model without mimic reduction: what a
-    kernel bound to a ``Data`` takes as it is (``sample_entry``, and the
-    paths that bind a ``Data`` of their own: ``frame_terms``,
-    ``state_terms``). DynamicsError when ``model`` is no ``Model`` (a
-    ``try`` costs nothing until it catches)."""
+def is_sample(model, q, qd):
+    """True when q is one float64 sample of q's shape and qd one of qd's
+    (of any strides), for a model without mimic reduction: what a kernel
+    bound to a ``Data`` takes as it is (``sample_entry``, and the paths that
+    bind a ``Data`` of their own: ``frame_terms``, ``state_terms``).
+    DynamicsError when ``model`` is no ``Model`` (a ``try`` costs nothing
+    until it catches). Two arrays, named, and one expression: this is a
+    hot path of its own."""
     try:
         shape = model.q_shape
     except AttributeError:
         raise not_a_model(model) from None
-    if not (type(q) is np.ndarray and q.dtype is _F64 and q.shape == shape):
-        return False
-    shape = model.sample_shape
-    for x in arrays:
-        if not (type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape):
-            return False
-    return True
+    return (type(q) is _NDARRAY and type(qd) is _NDARRAY and q.dtype is _F64 and qd.dtype is _F64
+            and q.shape == shape and qd.shape == model.sample_shape)
 
 
 def _bind_and_call(kernel, model, *args):
@@ -121,10 +121,16 @@ def _bind_and_call(kernel, model, *args):
     return bound(*args)
 
 
-def bind(kernel, data, *args):
+def entry_point(kernel, data, *args):
     """``kernel``'s entry point for ``data`` and these arguments' types (one
-    float64 sample), bound to ``data``: what ``sample_entry`` keeps."""
-    return partial(_entry(kernel, (data,) + args), data)
+    float64 sample), to call as ``entry(data, *args)``."""
+    return _entry(kernel, (data,) + args)
+
+
+def bind(kernel, data, *args):
+    """``kernel``'s entry point (``entry_point``) bound to ``data``: what
+    ``sample_entry`` keeps."""
+    return partial(entry_point(kernel, data, *args), data)
 
 
 def run(kernel, model, inputs, outs, settings=()):

@@ -45,4 +45,4 @@ def test_a_mimic_reduced_model_is_never_a_sample():
 @pytest.mark.parametrize("check", [is_sample, lambda *a: sample_entry(_mass_matrix, *a)])
 def test_not_a_model_is_refused(check):
     with pytest.raises(DynamicsError, match="must be a Model"):
-        check("panda", np.zeros(7))
+        check("panda", np.zeros(7), np.zeros(7))

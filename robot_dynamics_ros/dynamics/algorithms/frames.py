@@ -11,7 +11,7 @@ of the frame at ``qdd = 0``, so that ``[a; alpha] = J qdd + J̇v``.
 import numpy as np
 from numba import njit
 
-from ..calls import bind, is_sample, run, sample_entry
+from ..calls import entry_point, is_sample, run, sample_entry
 from ..errors import FrameError, not_a_model
 from .finite import all_finite
 from .kinematics import body_poses, body_velocities, is_floating, valid_configuration
@@ -330,10 +330,9 @@ def frame_terms(model, q, qd, frames):
     three functions called frame by frame (tested). ``FrameError`` for a
     name that is no link."""
     if is_sample(model, q, qd):
-        key = ("frame_terms", frames if type(frames) is tuple else tuple(frames))
-        bound = model._local.frames.get(key) or _bind_frame_terms(model, key, q, qd)
-        call, poses, J, bias = bound
-        if call(q, qd) < 0:
+        key = frames if type(frames) is tuple else tuple(frames)
+        entry, data, poses, J, bias = model._local.frame_terms.get(key) or _bind_frame_terms(model, key, q, qd)
+        if entry(data, q, qd) < 0:
             return poses.copy(), J.copy(), bias.copy()
     bodies, placements = frame_table(model, frames)
     k = len(bodies)
@@ -349,12 +348,14 @@ def frame_terms(model, q, qd, frames):
 
 
 def _bind_frame_terms(model, key, q, qd):
-    """(``_frame_terms_in_data`` bound to a new ``Data`` with the frames
-    ``key[1]``, its poses, J and J̇v arrays), kept for this thread by
-    ``key``."""
-    data, arrays = frames_data(model, key[1])
-    bound = (bind(_frame_terms_in_data, data, q, qd),) + arrays
-    return model._local.frames.setdefault(key, bound)
+    """(``_frame_terms_in_data``'s entry point, a new ``Data`` with the
+    frames ``key``, a tuple of names, its poses, J and J̇v arrays), kept for
+    this thread by ``key``. The entry point is called with the ``Data``
+    rather than bound to it (``calls.bind``): in a call this short, the
+    ``partial``'s own call is a visible part."""
+    data, arrays = frames_data(model, key)
+    bound = (entry_point(_frame_terms_in_data, data, q, qd), data) + arrays
+    return model._local.frame_terms.setdefault(key, bound)
 
 
 def frames_data(model, frames, arrays=None):
