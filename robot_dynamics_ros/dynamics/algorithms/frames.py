@@ -293,10 +293,12 @@ def _frame_terms_in_data(data, q, qd):
                               data.frame_jacobian, data.frame_bias) else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def frame_sample(data, bodies, placements, q, qd, poses, J, bias):
     """One sample: q and qd checked, the body poses and velocities, then
-    every frame (``frames_at``). False when a value is not finite."""
+    every frame (``frames_at``). False when a value is not finite. Inlined
+    into its two kernels: a call with eight array arguments is a visible
+    part of one sample's frames."""
     model = data.model
     if not (valid_configuration(model, q) and all_finite(qd)):
         return False
