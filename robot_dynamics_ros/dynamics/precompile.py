@@ -16,9 +16,10 @@ does before its first output (``messages.outputs.compute_first_outputs``):
 every term with and without the Christoffel symbols, with the model's first
 K_c bound, and the same with a frame's pose, Jacobian and J̇v
 (``state_terms``, what a node with the ``frames`` parameter runs). Two
-processes compile side by side (``os.fork``), the fixed bases in one and the
-floating base in the other; numba writes each kernel's cache file whole (to
-a temporary name, then renamed), so the two may compile the same kernel
+processes compile side by side (``os.fork``), the fixed bases and the
+floating base's frame kernels in one and the rest of the floating base in
+the other (``SHAPES``); numba writes each kernel's cache file whole (to a
+temporary name, then renamed), so the two may compile the same kernel
 without harm.
 """
 
@@ -29,7 +30,7 @@ import traceback
 
 import numpy as np
 
-from . import all_terms, load_urdf, puma_urdf, state_terms
+from . import all_terms, frame_terms, load_urdf, puma_urdf, state_terms
 from .kernel_cache import KernelCacheLocator
 
 
@@ -67,19 +68,33 @@ def first_outputs(model, frame: str):
     state_terms(model, q, qd, (frame,))
 
 
+def frame_kernels(model, frame: str):
+    """A frame's kernels (``frame_terms``): the functions of ``frames`` that
+    ``all_terms``' kernel calls, with the same types, typed last of its
+    callees when that kernel compiles."""
+    q = np.zeros(model.nq)
+    if model.floating:
+        q[3:7] = (0.0, 0.0, 0.0, 1.0)
+    frame_terms(model, q, np.zeros(model.nv), (frame,))
+
+
 # The three shapes whose records differ in type (``model.records``: a dense
 # Gamma, a fixed tree's slices, a floating base), in two halves of about
 # equal compile time: a floating tree's kernels take about as long as the
-# other two shapes' together.
+# other two shapes' together, so the first half also compiles the floating
+# tree's frame kernels, after the chain (when the second half has made the
+# floating record's constructors) and long before the second half's
+# ``all_terms`` reaches them, which then loads them from the cache.
 SHAPES = (
-    ((puma_urdf, "fixed", "link6"), (tree_urdf, "fixed", "left_tool")),
-    ((tree_urdf, "floating", "right_tool"),),
+    ((first_outputs, puma_urdf, "fixed", "link6"), (frame_kernels, tree_urdf, "floating", "right_tool"),
+     (first_outputs, tree_urdf, "fixed", "left_tool")),
+    ((first_outputs, tree_urdf, "floating", "right_tool"),),
 )
 
 
 def compile_shapes(shapes):
-    for urdf, base, frame in shapes:
-        first_outputs(load_urdf(urdf(), base=base), frame)
+    for compile_for, urdf, base, frame in shapes:
+        compile_for(load_urdf(urdf(), base=base), frame)
 
 
 def main() -> int:
