@@ -56,13 +56,18 @@ def tree_urdf() -> str:
     return f'<robot name="precompile_tree">{"".join(parts)}</robot>'
 
 
-def first_outputs(model, frame: str):
-    """What the node computes for a model before its first output."""
-    rng = np.random.default_rng(0)
+def state(model):
+    """A joint state to compile with: q at zero (a floating base upright at
+    the origin), qd drawn once."""
     q = np.zeros(model.nq)
     if model.floating:
         q[3:7] = (0.0, 0.0, 0.0, 1.0)  # the base's orientation: x, y, z, w
-    qd = rng.uniform(-1.0, 1.0, model.nv)
+    return q, np.random.default_rng(0).uniform(-1.0, 1.0, model.nv)
+
+
+def first_outputs(model, frame: str):
+    """What the node computes for a model before its first output."""
+    q, qd = state(model)
     for christoffel in (False, True):
         all_terms(model, q, qd, christoffel=christoffel)
     state_terms(model, q, qd, (frame,))
@@ -72,10 +77,7 @@ def frame_kernels(model, frame: str):
     """A frame's kernels (``frame_terms``): the functions of ``frames`` that
     ``all_terms``' kernel calls, with the same types, typed last of its
     callees when that kernel compiles."""
-    q = np.zeros(model.nq)
-    if model.floating:
-        q[3:7] = (0.0, 0.0, 0.0, 1.0)
-    frame_terms(model, q, np.zeros(model.nv), (frame,))
+    frame_terms(model, *state(model), (frame,))
 
 
 # The three shapes whose records differ in type (``model.records``: a dense
