@@ -96,7 +96,38 @@ SHAPES = (
 
 def compile_shapes(shapes):
     for compile_for, urdf, base, frame in shapes:
-        compile_for(load_urdf(urdf(), base=base), frame)
+        on_a_wide_stack(compile_for, load_urdf(urdf(), base=base), frame)
+
+
+# Local variables of the frame ``on_a_wide_stack`` calls from: 8 bytes each,
+# so that its frame needs just over 256 KiB of the data stack and takes a
+# chunk of 512 KiB (CPython rounds a chunk up to a power of two), which
+# leaves about 190 KiB for the frames of the calls under it.
+WIDE_FRAME_SLOTS = 40_000
+_wide_frame_call = None
+
+
+def on_a_wide_stack(function, *args):
+    """``function(*args)``, called from a frame so wide that the calls under
+    it, numba's compile of a kernel and its callees, all fit in one chunk
+    of CPython's data stack.
+
+    CPython 3.11 keeps the frames of Python calls in chunks of 16 KiB and
+    frees a chunk as soon as the call that needed it returns, so a
+    recursion that goes back and forth across a chunk's end, as numba's
+    type inference does, maps and unmaps memory on most calls
+    (python/cpython#142183, "Calls across stack chunks perform badly"; fixed
+    from 3.13 by keeping one chunk). Under this frame it does not: the
+    compile's system time all but goes (docs/benchmarks.md, "The node after
+    an install")."""
+    global _wide_frame_call
+    if _wide_frame_call is None:
+        names = ", ".join(f"_{i}" for i in range(WIDE_FRAME_SLOTS))
+        scope = {}
+        exec(f"def call(function, *args):\n    if 0:\n        {names} = (None,) * {WIDE_FRAME_SLOTS}\n"
+             f"    return function(*args)\n", scope)
+        _wide_frame_call = scope["call"]
+    return _wide_frame_call(function, *args)
 
 
 def main() -> int:
