@@ -28,6 +28,7 @@ from robot_dynamics_ros.dynamics.algorithms.crba import crba
 from robot_dynamics_ros.dynamics.kc.certificate import CertificateError, serve_certificate
 from robot_dynamics_ros.dynamics.algorithms.kinematics import composite_inertias, forward_kinematics
 from robot_dynamics_ros.dynamics.model.records import data_type
+from robot_dynamics_ros.dynamics.precompile import on_a_wide_stack
 from robot_dynamics_ros.dynamics.algorithms.rnea import gravity
 from robot_dynamics_ros.dynamics.algorithms.simulate import mohan_saha_trajectory
 
@@ -142,7 +143,8 @@ def compile_kernels(model):
     one-dimensional arrays of any strides, the rest C-contiguous: ``calls``).
     Then one second of the motion compiles ``compute_all_terms`` itself,
     which finds its callees in the cache. Without ``os.fork``, all in this
-    process.
+    process. ``python -m`` runs it from a wide frame
+    (``precompile.on_a_wide_stack``).
     """
     data = data_type(model, np.dtype(np.float64))
     record, blocks = data.field_dict["model"], data.field_dict["blocks"]
@@ -173,5 +175,5 @@ def compile_kernels(model):
 
 
 if __name__ == "__main__":
-    compile_kernels(dynamics.load_urdf(dynamics.puma_urdf()))
+    on_a_wide_stack(compile_kernels, dynamics.load_urdf(dynamics.puma_urdf()))
     os._exit(0)  # the next second, already under way on the simulation's thread, is not needed

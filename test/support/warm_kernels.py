@@ -5,7 +5,8 @@ model per process: ``python warm_kernels.py fixed`` (panda), ``... floating``
 The root conftest.py runs both at the start of a session, side by side, so
 that a cold cache (a fresh clone) is filled once on both cores, instead of
 by the first test of each worker and each node process that needs a kernel,
-several at a time. Every public function, one sample and a batch, float64.
+several at a time. Every public function, one sample and a batch, float64,
+from a wide frame, as the install compiles (``precompile.on_a_wide_stack``).
 """
 import sys
 
@@ -15,6 +16,7 @@ from robots import example_robot_urdf, urdf_text
 from robot_dynamics_ros.dynamics import (all_terms, christoffel_symbols, coriolis_bounds, coriolis_matrix,
                                          forward_dynamics, gravity_torques, inverse_dynamics, load_urdf,
                                          mass_matrix)
+from robot_dynamics_ros.dynamics.precompile import on_a_wide_stack
 
 ROBOTS = {"fixed": ("panda", "fixed"), "floating": ("solo12", "floating")}
 
@@ -41,4 +43,4 @@ def warm(kind: str):
 
 
 if __name__ == "__main__":
-    warm(sys.argv[1])
+    on_a_wide_stack(warm, sys.argv[1])
