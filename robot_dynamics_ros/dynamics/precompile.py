@@ -116,10 +116,10 @@ def on_a_wide_stack(function, *args):
     frees a chunk as soon as the call that needed it returns, so a
     recursion that goes back and forth across a chunk's end, as numba's
     type inference does, maps and unmaps memory on most calls
-    (python/cpython#142183, "Calls across stack chunks perform badly"; fixed
-    from 3.13 by keeping one chunk). Under this frame it does not: the
-    compile's system time all but goes (docs/benchmarks.md, "The node after
-    an install")."""
+    (python/cpython#142183, "Calls across stack chunks perform badly"; the
+    3.13 and 3.14 branches now keep one chunk). Under this frame it does
+    not: the compile's system time all but goes (docs/benchmarks.md, "The
+    node after an install")."""
     global _wide_frame_call
     if _wide_frame_call is None:
         names = ", ".join(f"_{i}" for i in range(WIDE_FRAME_SLOTS))
