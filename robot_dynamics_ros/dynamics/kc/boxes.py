@@ -333,9 +333,19 @@ def lines_through(prismatic, lo, hi):
 @njit(cache=True, nogil=True)
 def _norm_bound(A):
     """An upper bound on N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) with no
-    eigen-solver: ||B||_2^2 <= min(||B||_F^2, ||B||_1 ||B||_inf), inflated by
-    4 (n + 2) eps for the rounding of its sums."""
+    eigen-solver: per slice B, ||B||_2^2 is at most the smallest of
+    ||B||_F^2, ||B||_1 ||B||_inf and ||B^T B||_F (the Schatten 4-norm
+    squared: ||B||_2^4 = lambda_max(B^T B)^2 <= sum_i lambda_i(B^T B)^2;
+    near ||B||_2^2 on Gamma's slopes and rests, where the Frobenius norm
+    counts every singular value). Rounding: each entry
+    of the computed B^T B is off by at most gamma_n (|B|^T |B|)_ab
+    (Higham 2002, eq. 3.13), so its Frobenius norm by at most
+    gamma_n ||B||_F^2, added with a factor 2; the sums are inflated by
+    4 (n^2 + 2) eps. The Schatten term is taken where ||B||_F^2 is
+    within 1e-140 and 1e140, so that no square of an entry of B^T B
+    overflows or underflows."""
     n = A.shape[0]
+    columns_of = np.empty((n, n))  # columns_of[a] = column a of the slice B
     total = 0.0
     for k in range(n):
         frobenius = 0.0
@@ -343,16 +353,28 @@ def _norm_bound(A):
         for i in range(n):
             row = 0.0
             for j in range(n):
-                row += abs(A[i, j, k])
-                frobenius += A[i, j, k] * A[i, j, k]
+                value = A[i, j, k]
+                columns_of[j, i] = value
+                row += abs(value)
+                frobenius += value * value
             rows = max(rows, row)
         columns = 0.0
         for j in range(n):
             column = 0.0
             for i in range(n):
-                column += abs(A[i, j, k])
+                column += abs(columns_of[j, i])
             columns = max(columns, column)
-        total += min(frobenius, rows * columns)
+        schatten = np.inf
+        if 1e-140 <= frobenius <= 1e140:  # the squares of B^T B's entries neither overflow nor underflow
+            gram = 0.0
+            for a in range(n):
+                for b in range(a, n):
+                    entry = 0.0
+                    for i in range(n):
+                        entry += columns_of[a, i] * columns_of[b, i]
+                    gram += (2.0 if b > a else 1.0) * entry * entry
+            schatten = np.sqrt(gram) * (1.0 + 4 * (n * n + 2) * _EPS) + 4 * (n + 2) * _EPS * frobenius
+        total += min(frobenius, rows * columns, schatten)
     return np.sqrt(total) * (1.0 + 4 * (n + 2) * _EPS)
 
 
