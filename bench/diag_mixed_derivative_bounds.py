@@ -156,10 +156,10 @@ def centre_mixed_box_bounds(model, setup, centres, halves, offer, pace):
     """``box_bounds`` with the mixed terms sum_{p<l} h_p h_l ||d2 Gamma/dq_p dq_l (c)||_F
     (each box's centre c; revolute coordinates only) and no Lipschitz form."""
     free, m, n = setup.free, len(setup.free), model.nv
-    value, first, second = setup.derivatives
+    value, first, second, bands = setup.derivatives
     own = np.diag(np.diag(second))
     bounds, excess = yield from coriolis_boxes.box_bounds(
-        model, setup._replace(derivatives=(value, np.full_like(first, np.inf), own)),
+        model, setup._replace(derivatives=(value, np.full_like(first, np.inf), own, np.zeros_like(bands))),
         centres, halves, offer, pace)
     angles = 2 * np.pi * np.arange(1, DEGREE_2_POINTS) / DEGREE_2_POINTS
     weights = (2 * np.sin(angles) + 4 * np.sin(2 * angles)) / DEGREE_2_POINTS  # f'(0); f(0)'s is 0
@@ -214,8 +214,8 @@ def refine_with(model, mixed, seconds, label, fingers_free=False):
         bounds = yield from shipped(*args, **keywords)
         if len(args) > 9 or keywords:
             return (0.0,) + tuple(bounds[1:]) if fingers_free else bounds
-        value, first, second = bounds
-        return value, first, np.minimum(second, mixed)
+        value, first, second, bands = bounds
+        return value, first, np.minimum(second, mixed), bands
 
     coriolis_constant.fourier_derivative_bounds = shipped if mixed is None else substituted
     try:

@@ -78,7 +78,7 @@ def main():
     unit = refine_unit(model, part, levels, index, bounds, axes, 1.10 * lower, args.seconds)
     print(f"after {unit.seconds:.0f} s: {unit.boxes} boxes bounded, {len(unit.open_bounds)} open, "
           f"gap {unit.open_bounds.max() / lower:.4f}")
-    lines, (_, lipschitz, hessian) = setup.lines, setup.derivatives
+    lines, (_, lipschitz, hessian, _) = setup.lines, setup.derivatives
     n, m = model.nv, len(setup.free)
     grams = np.empty((n, n, n + 2))
     rng = np.random.default_rng(0)

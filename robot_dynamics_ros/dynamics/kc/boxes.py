@@ -16,6 +16,12 @@ from . import mixed
 from .constant import config_constant_kernel
 
 _EPS = np.finfo(float).eps
+# a term of a box bound takes the Schatten bound (``_norm_bound``) when its cheap bound
+# is above this share of k_c at the centre: below, the tighter norm would change little
+_TIGHTEN = 0.01
+# a revolute side whose range is at least this wide (rad) gets its mixed terms' bands
+# (``box_bounds``); below it the bands cannot beat H (their sum is at least H)
+WIDE = 4.0
 
 
 def _axis_transforms(prismatic, lo, hi):
@@ -92,12 +98,15 @@ def _add_squares(coefficients, weights, squares):
 
 def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memory_bytes, base,
                               pace, combination=((None, 1.0),), squared_norms=False):
-    """(V, L, H): for the coordinates l, m of ``free`` and every q (the
-    other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l) and
-    H_lm >= N(d^2 F/dq_l dq_m) for F(q) = sum_w w Gamma(q + offset) over
+    """(V, L, H, W): for the coordinates l, m of ``free`` and every q (the
+    other coordinates as in ``base``), V >= N(F), L_l >= N(dF/dq_l),
+    H_lm >= N(d^2 F/dq_l dq_m) and, for a revolute l, W[m, l, a - 1] >= N
+    of the terms of order +-a along l of d^2 F/dq_m dq_l (``box_bounds``:
+    a wide side's mixed terms; inf on the diagonal and for a prismatic l)
+    for F(q) = sum_w w Gamma(q + offset) over
     ``combination`` ((offset (nv,) or None, w) pairs; Gamma itself by
     default), with N(Gamma) = sqrt(sum_k ||Gamma_k||_2^2) (a generator: one
-    step per chunk of Gamma evaluations, ``pace.chunk``; (V, L, H) is its
+    step per chunk of Gamma evaluations, ``pace.chunk``; (V, L, H, W) is its
     return value).
 
     Gamma is a trigonometric polynomial of degree <= 2 in every revolute
@@ -113,7 +122,8 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     once per block), by nogil kernels (``_transform_grid``): numpy's
     transforms of a large block would hold the GIL, which a node's
     callbacks wait for. ``squared_norms`` (the offline search, every
-    coordinate revolute): H_lm for l != m of Gamma itself, and V of any
+    coordinate revolute): H_lm for l != m and W (along the sides at least
+    ``WIDE`` wide) of Gamma itself, and V of any
     other combination (a frozen coordinate's effect), are also bounded from
     the coefficients of their squared norms (``mixed``), several times
     tighter, with numpy holding the GIL (so offline only).
@@ -128,7 +138,8 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     count = len(grid)
     n = model.nv
     gamma_itself = len(combination) == 1 and combination[0][0] is None and combination[0][1] == 1.0
-    targets = (mixed.mixed_pairs(len(free)) if gamma_itself else [()]) if len(free) else []
+    wide = np.flatnonzero(~np.asarray(prismatic, dtype=bool) & (np.asarray(hi) - np.asarray(lo) >= WIDE))
+    targets = (mixed.mixed_targets(len(free), wide) if gamma_itself else [((), None)]) if len(free) else []
     squared_norms = squared_norms and not np.any(prismatic) and len(targets) > 0
     entries = _gamma_entries(n, count, memory_bytes, squared_norms)
     target_squares = mixed.new_squares(len(free), targets) if squared_norms else None
@@ -139,13 +150,14 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     norms = np.sqrt(squares) + np.sqrt(n ** 3) * entry_margin * sum(abs(w) for _, w in combination)
     m = len(free)
     inflate = 1.0 + 64 * (m + 2) * _EPS
-    value, first, second = _expansion_bounds(norms, transforms, sizes)
+    value, first, second, bands = _expansion_bounds(norms, transforms, sizes)
     if squared_norms and gamma_itself:
-        second = np.minimum(second, mixed.mixed_bounds(target_squares, n, entry_margin))
+        squared_second, squared_bands = mixed.mixed_bounds(target_squares, n, entry_margin)
+        second, bands = np.minimum(second, squared_second), np.minimum(bands, squared_bands)
     elif squared_norms:
         weight = sum(abs(w) for _, w in combination)
         value = min(value, mixed.squared_bounds(target_squares, n, weight * entry_margin)[0])
-    return value * inflate, first * inflate, second * inflate
+    return value * inflate, first * inflate, second * inflate, bands * inflate
 
 
 class _Entries(NamedTuple):
@@ -230,25 +242,37 @@ def _coefficient_squares(model, q, combination, sizes, matrices, entries, pace, 
 
 
 def _expansion_bounds(norms, transforms, sizes):
-    """(V, L, H) before the rounding's inflation: sum_alpha nu_alpha prod_l
-    sup |b^(d_l)| (``norms`` = nu, the sups from ``_axis_transforms``) with
-    d_l = 0 for every l, 1 for one l, or the derivative orders of each pair
-    (l, p)."""
+    """(V, L, H, W) before the rounding's inflation: sum_alpha nu_alpha
+    prod_l sup |b^(d_l)| (``norms`` = nu, the sups from ``_axis_transforms``)
+    with d_l = 0 for every l, 1 for one l, or the derivative orders of each
+    pair (l, p); W[p, l, a - 1] the same for the pair over the terms of
+    order +-a along a revolute l (p != l)."""
     m = len(sizes)
 
-    def bound(*axes):
-        """sum_alpha nu_alpha prod_l sup |b^(d_l)|, d_l = how often l is in axes"""
+    def bound(*axes, band=None):
+        """sum_alpha nu_alpha prod_l sup |b^(d_l)|, d_l = how often l is in
+        axes; with band (l, a) over the terms of order +-a along l"""
         weight = np.ones(sizes)
         for l in set(axes):
             shape = [1] * m
             shape[l] = sizes[l]
             weight = weight * transforms[l][2][axes.count(l)].reshape(shape)
+        if band is not None:
+            shape = [1] * m
+            shape[band[0]] = 5
+            weight = weight * (np.abs(mixed.ORDERS) == band[1]).reshape(shape)
         return (norms * weight).sum()
 
     value = bound()
     first = np.array([bound(l) for l in range(m)])
     second = np.array([[bound(l, p) for p in range(m)] for l in range(m)])
-    return value, first, second
+    bands = np.full((m, m, len(mixed.BANDS)), np.inf)
+    for l in range(m):
+        if sizes[l] == 5:  # revolute
+            for p in range(m):
+                if p != l:
+                    bands[p, l] = [bound(p, l, band=(l, a)) for a in mixed.BANDS]
+    return value, first, second, bands
 
 
 @njit(cache=True, nogil=True)
@@ -331,21 +355,22 @@ def lines_through(prismatic, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _norm_bound(A):
+def _norm_bound(A, worth=0.0):
     """An upper bound on N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) with no
     eigen-solver: per slice B, ||B||_2^2 is at most the smallest of
-    ||B||_F^2, ||B||_1 ||B||_inf and ||B^T B||_F (the Schatten 4-norm
-    squared: ||B||_2^4 = lambda_max(B^T B)^2 <= sum_i lambda_i(B^T B)^2;
-    near ||B||_2^2 on Gamma's slopes and rests, where the Frobenius norm
-    counts every singular value). Rounding: each entry
-    of the computed B^T B is off by at most gamma_n (|B|^T |B|)_ab
-    (Higham 2002, eq. 3.13), so its Frobenius norm by at most
-    gamma_n ||B||_F^2, added with a factor 2; the sums are inflated by
-    4 (n^2 + 2) eps. The Schatten term is taken where ||B||_F^2 is
-    within 1e-140 and 1e140, so that no square of an entry of B^T B
-    overflows or underflows."""
+    ||B||_F^2, ||B||_1 ||B||_inf and, when the bound from those two is
+    above ``worth``, ||B^T B||_F (the Schatten 4-norm squared: ||B||_2^4 =
+    lambda_max(B^T B)^2 <= sum_i lambda_i(B^T B)^2; near ||B||_2^2 on
+    Gamma's slopes and rests, where the Frobenius norm counts every
+    singular value; it costs three times the other two). Rounding: each
+    entry of the computed B^T B is off by at most gamma_n (|B|^T |B|)_ab
+    (Higham 2002, eq. 3.13), so its Frobenius norm by at most gamma_n
+    ||B||_F^2, added with a factor 2; the sums are inflated by 4 (n^2 +
+    2) eps. The Schatten term is taken where ||B||_F^2 is within 1e-140
+    and 1e140, so that no square of an entry of B^T B overflows or
+    underflows."""
     n = A.shape[0]
-    columns_of = np.empty((n, n))  # columns_of[a] = column a of the slice B
+    cheap = np.empty(n)
     total = 0.0
     for k in range(n):
         frobenius = 0.0
@@ -353,28 +378,37 @@ def _norm_bound(A):
         for i in range(n):
             row = 0.0
             for j in range(n):
-                value = A[i, j, k]
-                columns_of[j, i] = value
-                row += abs(value)
-                frobenius += value * value
+                row += abs(A[i, j, k])
+                frobenius += A[i, j, k] * A[i, j, k]
             rows = max(rows, row)
         columns = 0.0
         for j in range(n):
             column = 0.0
             for i in range(n):
-                column += abs(columns_of[j, i])
+                column += abs(A[i, j, k])
             columns = max(columns, column)
-        schatten = np.inf
-        if 1e-140 <= frobenius <= 1e140:  # the squares of B^T B's entries neither overflow nor underflow
-            gram = 0.0
-            for a in range(n):
-                for b in range(a, n):
-                    entry = 0.0
-                    for i in range(n):
-                        entry += columns_of[a, i] * columns_of[b, i]
-                    gram += (2.0 if b > a else 1.0) * entry * entry
-            schatten = np.sqrt(gram) * (1.0 + 4 * (n * n + 2) * _EPS) + 4 * (n + 2) * _EPS * frobenius
-        total += min(frobenius, rows * columns, schatten)
+        cheap[k] = min(frobenius, rows * columns)
+        total += cheap[k]
+    if np.sqrt(total) > worth:
+        total = 0.0
+        columns_of = np.empty((n, n))  # columns_of[a] = column a of the slice B
+        for k in range(n):
+            frobenius = 0.0
+            for i in range(n):
+                for j in range(n):
+                    columns_of[j, i] = A[i, j, k]
+                    frobenius += A[i, j, k] * A[i, j, k]
+            if 1e-140 <= frobenius <= 1e140:  # the squares of B^T B's entries neither overflow nor underflow
+                gram = 0.0
+                for a in range(n):
+                    for b in range(a, n):
+                        entry = 0.0
+                        for i in range(n):
+                            entry += columns_of[a, i] * columns_of[b, i]
+                        gram += (2.0 if b > a else 1.0) * entry * entry
+                schatten = np.sqrt(gram) * (1.0 + 4 * (n * n + 2) * _EPS) + 4 * (n + 2) * _EPS * frobenius
+                cheap[k] = min(cheap[k], schatten)
+            total += cheap[k]
     return np.sqrt(total) * (1.0 + 4 * (n + 2) * _EPS)
 
 
@@ -393,8 +427,28 @@ def _whole_line_factor(r, x):
 
 
 @njit(cache=True, nogil=True)
+def _band_change(second, bands, h):
+    """A bound on N(f(y + t e_l) - f(y)) for 0 <= t <= h <= 2 pi, f =
+    dGamma/dq_p, ``second`` = H_pl and ``bands`` = W[p, l] of
+    ``fourier_derivative_bounds`` (inf when a band is). With f_a the terms
+    of order +-a along l and g_a = df_a/dq_l, ``f_a(y + t e_l) - f_a(y) =
+    2 sin(a t / 2) / a g_a(z)``, z = y + t / 2 e_l, and ``sin t = 2 sin(t /
+    2) cos(t / 2)``, so the change is ``2 sin(t / 2) (g_1 + cos(t / 2)
+    g_2)(z)``: its N is at most both ``sum_a 2 sin(min(a h / 2, pi / 2)) /
+    a W_a`` and ``2 sin(min(h / 2, pi / 2)) max(H, W_1 + |cos(h / 2)|
+    W_2)`` (N of g_1 + c g_2 is convex in c, c = 1 gives d2 Gamma/dq_p
+    dq_l)."""
+    if not (np.isfinite(bands[0]) and np.isfinite(bands[1])):
+        return np.inf
+    one = 2.0 * np.sin(min(0.5 * h, 0.5 * np.pi))
+    two = np.sin(min(h, 0.5 * np.pi))
+    both = one * max(second, bands[0] + abs(np.cos(0.5 * h)) * bands[1])
+    return min(one * bands[0] + two * bands[1], both) * (1.0 + 16.0 * _EPS)
+
+
+@njit(cache=True, nogil=True)
 def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, power, cap,
-                lipschitz, hessian, margin, sampled, grams, bounds, excess, centre_values):
+                lipschitz, hessian, bands, margin, sampled, grams, bounds, excess, centre_values):
     """The bounds of ``box_bounds`` from the boxes' samples gamma (boxes,
     stride, n^3): the centre, then each line's samples in order. Writes
     bounds (boxes,), excess (boxes, m) and k_c at the centres."""
@@ -425,7 +479,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                 weight = derivative[l, j]
                 for e in range(size3):
                     slopes[l, e] += weight * gamma[b, row + j, e]
-            size[l] = _norm_bound(slopes[l].reshape((n, n, n))) * h[l]
+            size[l] = _norm_bound(slopes[l].reshape((n, n, n)), _TIGHTEN * value / h[l]) * h[l]
             slope_error = h[l] * weight_sum * sampled
             own = 0.0
             revolute = samples[l] == 4  # ``lines_through``: its line as a whole, below
@@ -442,10 +496,12 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                     for e in range(size3):
                         rest[e] += weight * gamma[b, row + j, e]
                 factor = min(scale[l, r] * h[l] ** power[l, r], cap[l, r])
-                term = _norm_bound(rest.reshape((n, n, n))) + margin + weight_sum * sampled
+                line = _whole_line_factor(r, h[l]) if revolute else 0.0
+                term = _norm_bound(rest.reshape((n, n, n)), _TIGHTEN * value / max(factor, line)) \
+                    + margin + weight_sum * sampled
                 own += factor * term
                 if revolute:
-                    whole += _whole_line_factor(r, h[l]) * term
+                    whole += line * term
             own = min(own, 0.5 * hessian[l, l] * h[l] * h[l])
             # the side's terms: its own rest and slope error (a vertex side,
             # whose first-order part is in the vertices), or the line as a
@@ -457,7 +513,8 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
         mixed = 0.0
         for l in range(m):
             for k in range(l):
-                term = h[k] * h[l] * hessian[k, l]
+                term = min(h[k] * h[l] * hessian[k, l], h[k] * _band_change(hessian[k, l], bands[k, l], h[l]),
+                           h[l] * _band_change(hessian[k, l], bands[l, k], h[k]))
                 mixed += term
                 excess[b, l] += 0.5 * term
                 excess[b, k] += 0.5 * term
@@ -498,7 +555,7 @@ class BoxSetup(NamedTuple):
       ``lines``: their ``_Lines``.
     - ``base``: q with every other coordinate at its value (0, or within the
       limits; frozen ones at their mid-range).
-    - ``derivatives``: (V, L, H) of ``fourier_derivative_bounds`` over
+    - ``derivatives``: (V, L, H, W) of ``fourier_derivative_bounds`` over
       ``free`` at ``base``.
     - ``frozen_bound``: N(Gamma(q) - Gamma(q with the frozen coordinates at
       ``base``)) <= frozen_bound for every q within the limits.
@@ -525,7 +582,13 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     mixed: ``Gamma(c + t) - Gamma(c) - sum_l (Gamma(c + t_l e_l) - Gamma(c))``
     is, telescoping one coordinate at a time, a sum over pairs p < l of
     integrals of d^2 Gamma/dq_p dq_l, so its N is at most ``sum_{p<l} h_p
-    h_l H_pl`` (``fourier_derivative_bounds``). N is convex, so
+    h_l H_pl`` (``fourier_derivative_bounds``). A pair's integral is also
+    ``int_0^t_p dGamma/dq_p(y + t_l e_l) - dGamma/dq_p(y) ds`` (y in the box), so
+    at most h_p times the change of dGamma/dq_p along l, whose terms of
+    order +-a along a revolute l change by ``2 sin(a t / 2) / a`` times
+    their derivative along l at a shifted angle (``_band_change``), and the
+    same with p and l swapped; the smallest of the three is taken, which
+    saturates on a side most of a turn wide. N is convex, so
     N(Gamma(c) + sum_{l in S} t_l D_l) over the box is largest at one of its
     2^|S| vertices, computed for the (at most 2) sides S of largest h_l
     N'(D_l), N' the cheap ``_norm_bound`` >= N; the other sides add h_l
@@ -546,7 +609,7 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     (prismatic) evaluations of Gamma per side, and 2^|S| + 1 evaluations of
     N, O(n^4) each.
     """
-    free, lines, base, (_, lipschitz, hessian) = setup.free, setup.lines, setup.base, setup.derivatives
+    free, lines, base, (_, lipschitz, hessian, bands) = setup.free, setup.lines, setup.base, setup.derivatives
     count, m = centres.shape
     n = model.nv
     stride = 1 + lines.samples.sum()
@@ -570,7 +633,7 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     values = np.empty(count)
 
     def boxes(start, stop):
-        _box_kernel(gamma[start:stop], halves[start:stop], *lines[1:], lipschitz, hessian, setup.margin,
+        _box_kernel(gamma[start:stop], halves[start:stop], *lines[1:], lipschitz, hessian, bands, setup.margin,
                     n ** 1.5 * setup.entry_margin, np.empty((n, n, n + 2)), bounds[start:stop],
                     excess[start:stop], values[start:stop])
 

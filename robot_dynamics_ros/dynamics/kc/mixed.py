@@ -23,6 +23,12 @@ aliasing), and ``sup_q P(q) <= sum_gamma |A_gamma|``. Then ``N(D) <=
 the cancellations (how close both come to the sampled maxima:
 bench/diag_mixed_derivative_bounds.py, docs/coriolis_constant.md).
 
+A target may also keep, along one of its axes l, the terms of order +-a
+alone (a *band*, ``mixed_targets``): ``W[p, l, a - 1] >= N(g_a)`` for g_a
+the derivative along l of those terms of ``dGamma/dq_p``, whose squared
+norm is of degree <= 4 as well; a side most of a turn wide bounds its
+mixed terms with them (``boxes._band_change``).
+
 Rounding (docs/coriolis_constant.md, "Rounding"): each coefficient of Gamma
 is off by at most ``entry_margin`` per entry, so D by at most ``W
 sqrt(n^3) entry_margin`` in Frobenius norm (W = sum_alpha |alpha_l
@@ -65,38 +71,70 @@ def mixed_pairs(m):
     return [(l, p) for l in range(m) for p in range(l + 1, m)]
 
 
-def _axis_matrix(derivatives):
+def mixed_targets(m, wide):
+    """The targets (``new_squares``) of the mixed derivatives of m
+    coordinates: every pair, and for a pair with a coordinate in ``wide``
+    (a revolute side that can stay wide), the bands of ``d2 Gamma/dq_l
+    dq_p`` along it (``mixed_bounds``)."""
+    pairs = mixed_pairs(m)
+    return [(pair, None) for pair in pairs] + [
+        (pair, (axis, band)) for pair in pairs for axis in pair if axis in wide for band in BANDS]
+
+
+def _axis_matrix(derivatives, band=None):
     """(9, 5), real: the ``derivatives``-th derivative at q = 2 pi j / 9 of
     the trigonometric interpolant of degree 2 through samples at 2 pi s / 5
     (the DFT of ``boxes._axis_transforms``, then the expansion's terms; real
-    data have a real interpolant, so the imaginary part is rounding)."""
+    data have a real interpolant, so the imaginary part is rounding); with
+    ``band`` a, of its terms of order +-a alone."""
     samples = 2.0 * np.pi * np.arange(5) / 5
     angles = 2.0 * np.pi * np.arange(GRID) / GRID
     transform = np.exp(-1j * np.outer(ORDERS, samples)) / 5
-    return (np.exp(1j * np.outer(angles, ORDERS)) * (1j * ORDERS) ** derivatives @ transform).real
+    kept = np.ones(5) if band is None else (np.abs(ORDERS) == band).astype(float)
+    return (np.exp(1j * np.outer(angles, ORDERS)) * (1j * ORDERS) ** derivatives * kept @ transform).real
 
 
-# the values on the grid of 9 (index 0) and their derivatives (index 1) along an axis
+# the values on the grid of 9 (index 0) and their derivatives (index 1) along an axis;
+# the derivatives of the terms of order +-1 and +-2 alone (bands)
 _AXIS_MATRICES = (_axis_matrix(0), _axis_matrix(1))
+_BAND_MATRICES = {1: _axis_matrix(1, 1), 2: _axis_matrix(1, 2)}
+# the bands of a wide side's mixed terms: the orders along it
+BANDS = (1, 2)
+
+
+def _matrix(target, axis):
+    """The axis matrix of ``target`` (``new_squares``) along ``axis``."""
+    axes, band = target
+    if band is not None and band[0] == axis:
+        return _BAND_MATRICES[band[1]]
+    return _AXIS_MATRICES[axis in axes]
 
 
 def new_squares(m, targets):
     """Zeroed accumulators for ``add_squares`` over m coordinates:
-    ``targets`` (module docstring: ``mixed_pairs(m)``, or ``[()]`` for the
-    value), the grids of ``P`` of every target, the squared Frobenius norms
+    ``targets``, each (axes, band) (module docstring: the axes
+    differentiated once each, ``()`` for the value; band None, or (axis, a)
+    for the terms of order +-a along that axis alone: ``mixed_targets``),
+    the grids of ``P`` of every target, the squared Frobenius norms
     of the coefficients (for the triangle bound) and, per target, the bound
     on the squared norm of the entries left out."""
     count = len(targets)
     return list(targets), np.zeros((count,) + (GRID,) * m), np.zeros((5,) * m), np.zeros(count)
 
 
-def _factor(m, axes):
-    """(5,) * m: prod over ``axes`` of |alpha_l| for every term of the expansion."""
+def _factor(m, target):
+    """(5,) * m: prod over the target's axes of |alpha_l| for every term of
+    the expansion, 0 for the terms outside its band."""
+    axes, band = target
     factor = np.ones((5,) * m)
     for axis in axes:
         shape = [1] * m
         shape[axis] = 5
         factor = factor * np.abs(ORDERS).reshape(shape).astype(float)
+    if band is not None:
+        shape = [1] * m
+        shape[band[0]] = 5
+        factor = factor * (np.abs(ORDERS) == band[1]).reshape(shape)
     return factor
 
 
@@ -121,25 +159,25 @@ def add_squares(samples, coefficients, weights, squares):
     magnitudes = np.abs(coefficients)
     frobenius += ((magnitudes * magnitudes) @ weights).reshape(frobenius.shape)
     buffers = np.empty((2, 5 * GRID ** (m - 1) * min(step, samples.shape[1])))
-    for index, axes in enumerate(targets):
-        reach = _factor(m, axes).reshape(-1) @ magnitudes
+    for index, target in enumerate(targets):
+        reach = _factor(m, target).reshape(-1) @ magnitudes
         kept = reach > _LEFT_OUT * reach.max()
         left_out[index] += float(weights[~kept] @ (reach[~kept] * reach[~kept]))
         gram = np.zeros((GRID ** (m - 1), 5, 5))
         for weight in np.unique(weights[kept]):  # the entries of each weight together: no scaled copies
             columns = np.flatnonzero(kept & (weights == weight))
             for start in range(0, len(columns), step):
-                gram += weight * _gram_on_grid(samples[:, columns[start:start + step]], m, axes, buffers)
+                gram += weight * _gram_on_grid(samples[:, columns[start:start + step]], m, target, buffers)
         # (M G M^T)_jj = sum_kl G_kl M_jk M_jl, M the last axis's matrix
-        last = _AXIS_MATRICES[m - 1 in axes]
+        last = _matrix(target, m - 1)
         products = (last[:, :, None] * last[:, None, :]).reshape(GRID, 25)
         grids[index] += (gram.reshape(-1, 25) @ products.T).reshape((GRID,) * m)
 
 
-def _gram_on_grid(values, m, axes, buffers):
+def _gram_on_grid(values, m, target, buffers):
     """(9^(m-1), 5, 5): ``G = sum_e v_e v_e^T``, v_e the E entries sampled
     in ``values`` (5^m, E) carried to the grid of 9 angles in the first m - 1
-    coordinates (differentiated along ``axes``), at the last coordinate's 5
+    coordinates (by the target's axis matrices, ``_matrix``), at the last coordinate's 5
     samples; then ``sum_e D_e^2 = (M G M^T)_jj`` at its 9 angles j, M its
     axis matrix (module docstring). Axis by axis in C order ((grid so far,
     5, the rest) -> (grid so far, 9, the rest)), stacked products into the
@@ -148,7 +186,7 @@ def _gram_on_grid(values, m, axes, buffers):
     for axis in range(m - 1):
         out = buffers[axis % 2][:GRID ** (axis + 1) * 5 ** (m - axis - 1) * count]
         out = out.reshape(GRID ** axis, GRID, -1)
-        np.matmul(_AXIS_MATRICES[axis in axes], values.reshape(GRID ** axis, 5, -1), out=out)
+        np.matmul(_matrix(target, axis), values.reshape(GRID ** axis, 5, -1), out=out)
         values = out
     values = values.reshape(GRID ** (m - 1), 5, count)
     return np.matmul(values, values.transpose(0, 2, 1))
@@ -168,8 +206,8 @@ def squared_bounds(squares, n, entry_margin):
     m = frobenius.ndim
     norms = np.sqrt(frobenius)
     bounds = np.empty(len(targets))
-    for index, axes in enumerate(targets):
-        factor = _factor(m, axes)
+    for index, target in enumerate(targets):
+        factor = _factor(m, target)
         triangle = float((factor * norms).sum())
         coefficients = np.fft.fftn(grids[index]) / GRID ** m
         total = (float(np.abs(coefficients).sum()) + left_out[index]) * (1.0 + 1e-12) \
@@ -180,12 +218,19 @@ def squared_bounds(squares, n, entry_margin):
 
 
 def mixed_bounds(squares, n, entry_margin):
-    """(m, m): ``H_lp >= N(d2 Gamma/dq_l dq_p)`` for every q from the
-    squares of the targets ``mixed_pairs(m)``; the diagonal is inf (not
-    computed here)."""
+    """(H, W) for every q from the squares of the targets ``mixed_targets``:
+    (m, m) ``H_lp >= N(d2 Gamma/dq_l dq_p)``, the diagonal inf (not computed
+    here); (m, m, 2) ``W[p, l, a - 1] >= N`` of the terms of order +-a along
+    l of ``d2 Gamma/dq_p dq_l`` (``boxes.box_bounds``: a wide side's mixed
+    terms), inf where not computed."""
     targets, _, frobenius, _ = squares
     m = frobenius.ndim
-    bounds = np.full((m, m), np.inf)
-    for (l, p), bound in zip(targets, squared_bounds(squares, n, entry_margin)):
-        bounds[l, p] = bounds[p, l] = bound
-    return bounds
+    second = np.full((m, m), np.inf)
+    bands = np.full((m, m, len(BANDS)), np.inf)
+    for ((l, p), band), bound in zip(targets, squared_bounds(squares, n, entry_margin)):
+        if band is None:
+            second[l, p] = second[p, l] = bound
+        else:
+            axis, order = band
+            bands[p + l - axis, axis, order - 1] = bound
+    return second, bands

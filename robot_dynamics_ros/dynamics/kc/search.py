@@ -522,9 +522,9 @@ def _frozen_term(expansion, coordinate, prismatic, radius, pace, squared_norms=F
         return step
 
     if prismatic:
-        linear, _, _ = yield from fourier_derivative_bounds(
+        linear, *_ = yield from fourier_derivative_bounds(
             *expansion, pace, ((offset(radius), 0.5), (offset(-radius), -0.5)), squared_norms)
-        quadratic, _, _ = yield from fourier_derivative_bounds(
+        quadratic, *_ = yield from fourier_derivative_bounds(
             *expansion, pace, ((offset(radius), 0.25), (offset(-radius), 0.25), (None, -0.5)), squared_norms)
         return linear + 2.0 * quadratic
     angles = 2.0 * np.pi * np.arange(5) / 5
@@ -534,7 +534,7 @@ def _frozen_term(expansion, coordinate, prismatic, radius, pace, squared_norms=F
                                 (0.4 * np.sin(order * angles), np.sin(min(order * radius, 0.5 * np.pi)))):
             combination = tuple((None if j == 0 else offset(angles[j]), weights[j])
                                 for j in range(5) if weights[j] != 0.0)
-            value, _, _ = yield from fourier_derivative_bounds(*expansion, pace, combination, squared_norms)
+            value, *_ = yield from fourier_derivative_bounds(*expansion, pace, combination, squared_norms)
             total += value * factor
     return total
 
