@@ -15,7 +15,8 @@ lower end (the largest k_c found):
   sides of largest first-order size, and ``topall`` at all 2^m vertices;
 - per side: ``size`` h_l N'(D_l), ``own`` (the line's rest) and ``whole``
   (the line's whole change, for a revolute side);
-- ``mixed``: sum over pairs of h_p h_l H_pl, its largest pairs;
+- ``mixed``: sum over pairs of h_p h_l H_pl (or a wide side's bands, as
+  ``box_bounds`` takes them), its largest pairs;
 - the Lipschitz form;
 - with ``--pairs K``, for the K pairs of largest mixed term, the global bound
   H_pl beside the largest ``N(d2 Gamma/dq_p dq_l)`` sampled in the box (at
@@ -52,8 +53,9 @@ from robots import example_robot_urdf  # noqa: E402
 
 from robot_dynamics_ros.dynamics import load_urdf  # noqa: E402
 from robot_dynamics_ros.dynamics.algorithms.christoffel import christoffel_symbols  # noqa: E402
-from robot_dynamics_ros.dynamics.kc.boxes import (_axis_transforms, _norm_bound, _pair_norms,  # noqa: E402
-                                                  _transform_grid, _transform_matrices, _whole_line_factor)
+from robot_dynamics_ros.dynamics.kc.boxes import (_axis_transforms, _band_change, _norm_bound,  # noqa: E402
+                                                  _pair_norms, _transform_grid, _transform_matrices,
+                                                  _whole_line_factor)
 from robot_dynamics_ros.dynamics.kc.constant import config_constant_kernel  # noqa: E402
 from robot_dynamics_ros.dynamics.kc.partition import (box_geometry, lower_end, prepare,  # noqa: E402
                                                       refine_unit, root_box)
@@ -78,7 +80,7 @@ def main():
     unit = refine_unit(model, part, levels, index, bounds, axes, 1.10 * lower, args.seconds)
     print(f"after {unit.seconds:.0f} s: {unit.boxes} boxes bounded, {len(unit.open_bounds)} open, "
           f"gap {unit.open_bounds.max() / lower:.4f}")
-    lines, (_, lipschitz, hessian, _) = setup.lines, setup.derivatives
+    lines, (_, lipschitz, hessian, bands) = setup.lines, setup.derivatives
     n, m = model.nv, len(setup.free)
     grams = np.empty((n, n, n + 2))
     rng = np.random.default_rng(0)
@@ -127,7 +129,9 @@ def main():
                     whole[l] += _whole_line_factor(r, h[l]) * term
             own[l] = min(own[l], 0.5 * hessian[l, l] * h[l] ** 2)
             row += lines.samples[l]
-        pairs = sorted(((h[k] * h[l] * hessian[k, l], k, l) for l in range(m) for k in range(l)), reverse=True)
+        pairs = sorted(((min(h[k] * h[l] * hessian[k, l], h[k] * _band_change(hessian[k, l], bands[k, l], h[l]),
+                              h[l] * _band_change(hessian[k, l], bands[l, k], h[k])), k, l)
+                         for l in range(m) for k in range(l)), reverse=True)
         by_size = np.argsort(-size)
 
         def top(sides):
@@ -155,7 +159,7 @@ def main():
         probes = np.vstack([c + corners(m) * h, c + h * rng.uniform(-1, 1, (150, m))])
         for value, k, l in pairs[:args.pairs]:
             local = mixed_at(probes, k, l).max()
-            print(f"    pair ({k},{l}): h_k h_l H {value / lower:.3f}, H {hessian[k, l]:.3f}, sampled in the box "
+            print(f"    pair ({k},{l}): term {value / lower:.3f}, H {hessian[k, l]:.3f}, sampled in the box "
                   f"{local:.3f} ({hessian[k, l] / local:.2f}x below H)")
 
 

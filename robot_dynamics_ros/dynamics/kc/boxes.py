@@ -359,7 +359,7 @@ def _norm_bound(A, worth=0.0):
     """An upper bound on N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) with no
     eigen-solver: per slice B, ||B||_2^2 is at most the smallest of
     ||B||_F^2, ||B||_1 ||B||_inf and, when the bound from those two is
-    above ``worth``, ||B^T B||_F (the Schatten 4-norm squared: ||B||_2^4 =
+    above ``worth`` and the slice holds more than 1% of it, ||B^T B||_F (the Schatten 4-norm squared: ||B||_2^4 =
     lambda_max(B^T B)^2 <= sum_i lambda_i(B^T B)^2; near ||B||_2^2 on
     Gamma's slopes and rests, where the Frobenius norm counts every
     singular value; it costs three times the other two). Rounding: each
@@ -390,9 +390,13 @@ def _norm_bound(A, worth=0.0):
         cheap[k] = min(frobenius, rows * columns)
         total += cheap[k]
     if np.sqrt(total) > worth:
+        cheap_total = total
         total = 0.0
         columns_of = np.empty((n, n))  # columns_of[a] = column a of the slice B
         for k in range(n):
+            if cheap[k] <= 0.01 * cheap_total:  # a small slice: the tighter norm would change little
+                total += cheap[k]
+                continue
             frobenius = 0.0
             for i in range(n):
                 for j in range(n):
@@ -513,11 +517,13 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
         mixed = 0.0
         for l in range(m):
             for k in range(l):
-                term = min(h[k] * h[l] * hessian[k, l], h[k] * _band_change(hessian[k, l], bands[k, l], h[l]),
-                           h[l] * _band_change(hessian[k, l], bands[l, k], h[k]))
-                mixed += term
+                term = h[k] * h[l] * hessian[k, l]
+                # the side to halve is chosen by the product form, half to each side: the
+                # bands' saturated form would leave a wide side unsplit
                 excess[b, l] += 0.5 * term
                 excess[b, k] += 0.5 * term
+                mixed += min(term, h[k] * _band_change(hessian[k, l], bands[k, l], h[l]),
+                             h[l] * _band_change(hessian[k, l], bands[l, k], h[k]))
         # the vertices of the linear model along the sides of largest size
         taken[:] = False
         for c in range(corners):
