@@ -359,18 +359,19 @@ def _norm_bound(A, worth=0.0):
     """An upper bound on N(A) = sqrt(sum_k ||A[:, :, k]||_2^2) with no
     eigen-solver: per slice B, ||B||_2^2 is at most the smallest of
     ||B||_F^2, ||B||_1 ||B||_inf and, when the bound from those two is
-    above ``worth`` and the slice holds more than 1% of it, ||B^T B||_F (the Schatten 4-norm squared: ||B||_2^4 =
-    lambda_max(B^T B)^2 <= sum_i lambda_i(B^T B)^2; near ||B||_2^2 on
-    Gamma's slopes and rests, where the Frobenius norm counts every
-    singular value; it costs three times the other two). Rounding: each
-    entry of the computed B^T B is off by at most gamma_n (|B|^T |B|)_ab
-    (Higham 2002, eq. 3.13), so its Frobenius norm by at most gamma_n
-    ||B||_F^2, added with a factor 2; the sums are inflated by 4 (n^2 +
-    2) eps. The Schatten term is taken where ||B||_F^2 is within 1e-140
-    and 1e140, so that no square of an entry of B^T B overflows or
-    underflows."""
+    above ``worth`` and the slice holds more than 1% of it, ||B^T B||_F
+    (the Schatten 4-norm squared: ||B||_2^4 = lambda_max(B^T B)^2 <=
+    sum_i lambda_i(B^T B)^2; near ||B||_2^2 on Gamma's slopes and rests,
+    where the Frobenius norm counts every singular value; it costs three
+    times the other two). Rounding: each entry of the computed B^T B is
+    off by at most gamma_n (|B|^T |B|)_ab (Higham 2002, eq. 3.13), so its
+    Frobenius norm by at most gamma_n ||B||_F^2, added with a factor 2;
+    the sums are inflated by 4 (n^2 + 2) eps. The Schatten term is taken
+    where ||B||_F^2 is within 1e-140 and 1e140, so that no square of an
+    entry of B^T B overflows or underflows."""
     n = A.shape[0]
     cheap = np.empty(n)
+    squares = np.empty(n)  # ||B||_F^2 per slice
     total = 0.0
     for k in range(n):
         frobenius = 0.0
@@ -387,6 +388,7 @@ def _norm_bound(A, worth=0.0):
             for i in range(n):
                 column += abs(A[i, j, k])
             columns = max(columns, column)
+        squares[k] = frobenius
         cheap[k] = min(frobenius, rows * columns)
         total += cheap[k]
     if np.sqrt(total) > worth:
@@ -397,11 +399,10 @@ def _norm_bound(A, worth=0.0):
             if cheap[k] <= 0.01 * cheap_total:  # a small slice: the tighter norm would change little
                 total += cheap[k]
                 continue
-            frobenius = 0.0
+            frobenius = squares[k]
             for i in range(n):
                 for j in range(n):
                     columns_of[j, i] = A[i, j, k]
-                    frobenius += A[i, j, k] * A[i, j, k]
             if 1e-140 <= frobenius <= 1e140:  # the squares of B^T B's entries neither overflow nor underflow
                 gram = 0.0
                 for a in range(n):

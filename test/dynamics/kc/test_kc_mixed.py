@@ -14,6 +14,7 @@ from kc_ascent import numpy_kc
 from robots import named_urdf
 from test_coriolis_constant import _finish
 from robot_dynamics_ros.dynamics import christoffel_symbols, load_urdf, puma_urdf
+from robot_dynamics_ros.dynamics.kc.boxes import _band_change
 from robot_dynamics_ros.dynamics.kc.mixed import mixed_pairs
 from robot_dynamics_ros.dynamics.kc.search import CoriolisConstantRefinement
 
@@ -82,7 +83,6 @@ def test_the_bands_of_a_wide_side_hold_and_saturate():
     above N(dGamma/dq_p(y + t e_l) - dGamma/dq_p(y)) for random y and t,
     and on a side of half-width 2.9 it beats h H for some pairs (so the
     test could fail)."""
-    from robot_dynamics_ros.dynamics.kc.boxes import _band_change
     model = load_urdf(named_urdf("ur5_robot"))
     triangle = _finish(CoriolisConstantRefinement(model).box_setup())
     setup = _finish(CoriolisConstantRefinement(model).box_setup(squared_norms=True))
