@@ -46,7 +46,8 @@ is the grid errors' root mean square. Ten times ``9^(m/2) (10 m + n^3 +
 30 + 5 log2(9^m)) eps T^2`` is added (``_grid_margin``): 1.5e-9 T^2 for
 panda (m = 6, n = 9).
 
-Cost: per target and entry, m - 1 products of a real 9 x 5 matrix along the
+Cost: per group of targets that share them (a pair, and its bands along one
+axis: ``_groups``) and per entry, m - 1 products of a real 9 x 5 matrix along the
 axes of Gamma's samples (``sum_k 9^(k+1) 5^(m-k)`` over k < m - 1, about 56
 (9^(m-1) - 5^(m-1)) products), then the last axis through the entries'
 Gram matrices: ``sum_e (M v_e)_j^2 = (M G M^T)_jj`` with ``G = sum_e v_e
@@ -138,6 +139,26 @@ def _factor(m, target):
     return factor
 
 
+def _groups(m, targets):
+    """The targets that share one Gram matrix G (``_gram_on_grid``): (the
+    axis taken last, their indices), ordered by that axis. G takes the
+    matrices of every axis but the last, and a pair's targets differ only
+    along a band's axis, so a pair and its bands along one axis share the G
+    of the axis order that puts that axis last (its bands along the other
+    axis take a second)."""
+    by_pair = {}
+    for index, (axes, band) in enumerate(targets):
+        by_pair.setdefault(axes, {}).setdefault(None if band is None else band[0], []).append(index)
+    groups = []
+    for by_axis in by_pair.values():
+        plain = by_axis.pop(None, [])
+        if not by_axis:
+            groups.append((m - 1, plain))
+        for number, (last, indices) in enumerate(sorted(by_axis.items())):
+            groups.append((last, (plain if number == 0 else []) + indices))
+    return sorted(groups, key=lambda group: group[0])
+
+
 def add_squares(samples, coefficients, weights, squares):
     """Adds one block of entries to ``squares`` (``new_squares``): for each
     target, ``P(grid) += sum_e weights[e] |D_e(grid)|^2``, and the
@@ -147,46 +168,58 @@ def add_squares(samples, coefficients, weights, squares):
     per coordinate (C order), ``coefficients`` (5^m, E) their expansion
     (``boxes._transform_grid``); ``weights`` (E,): how often each entry
     counts (Gamma[i, j, k] = Gamma[i, k, j]). An entry whose D is small
-    next to the largest (on a chain, half of panda's for a pair: an entry
-    depends on the joints below its rows and columns only) is left out of
-    that target's grid: ``|D_e| <= t_e = sum_alpha |c_e,alpha| prod_l
-    |alpha_l|`` (l over the target's axes) everywhere, and ``weights[e]
-    t_e^2`` is added to the target's last accumulator instead (the entries
-    are disjoint, so the squared norms add)."""
+    next to the largest for every target of its group (``_groups``; on a
+    chain, half of panda's for a pair: an entry depends on the joints below
+    its rows and columns only) is left out of the group's grids: ``|D_e|
+    <= t_e = sum_alpha |c_e,alpha| prod_l |alpha_l|`` (l over the target's
+    axes) everywhere, and ``weights[e] t_e^2`` is added to the target's
+    last accumulator instead (the entries are disjoint, so the squared
+    norms add). A group's grids hold P with its last axis moved to the
+    end (``sum_gamma |A_gamma|`` is the same in any order of the axes)."""
     targets, grids, frobenius, left_out = squares
     m = frobenius.ndim
     step = max(1, int(_BLOCK_BYTES // (8 * 5 * GRID ** (m - 1))))
     magnitudes = np.abs(coefficients)
     frobenius += ((magnitudes * magnitudes) @ weights).reshape(frobenius.shape)
     buffers = np.empty((2, 5 * GRID ** (m - 1) * min(step, samples.shape[1])))
-    for index, target in enumerate(targets):
-        reach = _factor(m, target).reshape(-1) @ magnitudes
-        kept = reach > _LEFT_OUT * reach.max()
-        left_out[index] += float(weights[~kept] @ (reach[~kept] * reach[~kept]))
+    moved, moved_last = samples, m - 1
+    for last, indices in _groups(m, targets):
+        if last != moved_last:  # the samples with the group's last axis moved to the end, once per axis
+            moved = np.ascontiguousarray(np.moveaxis(samples.reshape((5,) * m + (-1,)), last, m - 1)).reshape(
+                samples.shape)
+            moved_last = last
+        reaches = [_factor(m, targets[index]).reshape(-1) @ magnitudes for index in indices]
+        kept = np.any([reach > _LEFT_OUT * reach.max() for reach in reaches], axis=0)
+        for index, reach in zip(indices, reaches):
+            left_out[index] += float(weights[~kept] @ (reach[~kept] * reach[~kept]))
+        order = [axis for axis in range(m) if axis != last]
+        matrices = [_matrix(targets[indices[0]], axis) for axis in order]
         gram = np.zeros((GRID ** (m - 1), 5, 5))
         for weight in np.unique(weights[kept]):  # the entries of each weight together: no scaled copies
             columns = np.flatnonzero(kept & (weights == weight))
             for start in range(0, len(columns), step):
-                gram += weight * _gram_on_grid(samples[:, columns[start:start + step]], m, target, buffers)
-        # (M G M^T)_jj = sum_kl G_kl M_jk M_jl, M the last axis's matrix
-        last = _matrix(target, m - 1)
-        products = (last[:, :, None] * last[:, None, :]).reshape(GRID, 25)
-        grids[index] += (gram.reshape(-1, 25) @ products.T).reshape((GRID,) * m)
+                gram += weight * _gram_on_grid(moved[:, columns[start:start + step]], matrices, buffers)
+        for index in indices:
+            # (M G M^T)_jj = sum_kl G_kl M_jk M_jl, M the last axis's matrix
+            matrix = _matrix(targets[index], last)
+            products = (matrix[:, :, None] * matrix[:, None, :]).reshape(GRID, 25)
+            grids[index] += (gram.reshape(-1, 25) @ products.T).reshape((GRID,) * m)
 
 
-def _gram_on_grid(values, m, target, buffers):
+def _gram_on_grid(values, matrices, buffers):
     """(9^(m-1), 5, 5): ``G = sum_e v_e v_e^T``, v_e the E entries sampled
     in ``values`` (5^m, E) carried to the grid of 9 angles in the first m - 1
-    coordinates (by the target's axis matrices, ``_matrix``), at the last coordinate's 5
+    coordinates (by ``matrices``, one per axis), at the last coordinate's 5
     samples; then ``sum_e D_e^2 = (M G M^T)_jj`` at its 9 angles j, M its
     axis matrix (module docstring). Axis by axis in C order ((grid so far,
     5, the rest) -> (grid so far, 9, the rest)), stacked products into the
     two ``buffers`` in turn."""
+    m = len(matrices) + 1
     count = values.shape[1]
-    for axis in range(m - 1):
+    for axis, matrix in enumerate(matrices):
         out = buffers[axis % 2][:GRID ** (axis + 1) * 5 ** (m - axis - 1) * count]
         out = out.reshape(GRID ** axis, GRID, -1)
-        np.matmul(_matrix(target, axis), values.reshape(GRID ** axis, 5, -1), out=out)
+        np.matmul(matrix, values.reshape(GRID ** axis, 5, -1), out=out)
         values = out
     values = values.reshape(GRID ** (m - 1), 5, count)
     return np.matmul(values, values.transpose(0, 2, 1))
