@@ -452,6 +452,50 @@ def _band_change(second, bands, h):
 
 
 @njit(cache=True, nogil=True)
+def _sides_outside(slopes, n, h, size, along, apart, whole, taken, worth, margin, work, linear):
+    """A bound on what the sides l outside the vertex search (not ``taken``)
+    add to ``box_bounds``' second-order form: the smaller of each side's own
+    ``apart[l]`` summed, and, the sides whose linear model beats their whole
+    line taken together, ``max_t N'(sum_l t_l D_l)`` over their |t_l| <=
+    h_l plus their ``along`` (slope error and own rest), the others' whole
+    lines. N is convex in t, so that maximum is at a vertex of those sides;
+    N' (``_norm_bound``) is even, so the last side's sign stays +: 2^(k-1)
+    vertices for k sides. The sides' first-order parts can cancel in the
+    sum, which their separate sizes h_l N'(D_l) cannot. Rounding of the
+    sum: gamma_(k+1) per entry, and ||D||_F <= sqrt(n) N(D); ``margin`` per
+    computed N. ``slopes`` (m, n^3); ``work`` (n^3,) and ``linear`` (m,) are scratch."""
+    m, size3 = slopes.shape
+    separate = 0.0
+    together = 0.0
+    spread = 0.0
+    count = 0
+    for l in range(m):
+        if taken[l]:
+            continue
+        separate += apart[l]
+        if size[l] + along[l] < whole[l]:
+            linear[count] = l
+            count += 1
+            together += along[l]
+            spread += size[l]
+        else:
+            together += whole[l]
+    if count < 2:
+        return separate
+    top = 0.0
+    for v in range(1 << (count - 1)):
+        work[:] = 0.0
+        for i in range(count):
+            l = linear[i]
+            step = (-1.0 if (v >> i) & 1 else 1.0) * h[l]
+            for e in range(size3):
+                work[e] += step * slopes[l, e]
+        top = max(top, _norm_bound(work.reshape((n, n, n)), worth))
+    together += top + margin + 2.0 * (count + 2) * _EPS * np.sqrt(n) * spread
+    return min(separate, together)
+
+
+@njit(cache=True, nogil=True)
 def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, power, cap,
                 lipschitz, hessian, bands, margin, sampled, grams, bounds, excess, centre_values):
     """The bounds of ``box_bounds`` from the boxes' samples gamma (boxes,
@@ -466,6 +510,8 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
     size = np.empty(m)
     along = np.empty(m)
     apart = np.empty(m)
+    whole_of = np.empty(m)
+    linear = np.empty(m, dtype=np.int64)
     corners = min(2, m)
     chosen = np.empty(corners, dtype=np.int64)
     taken = np.empty(m, dtype=np.bool_)
@@ -513,6 +559,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
             # whole when that is smaller (a wide side of a far box)
             along[l] = slope_error + own
             apart[l] = min(size[l] + slope_error + own, whole)
+            whole_of[l] = whole
             excess[b, l] = apart[l]
             row += samples[l]
         mixed = 0.0
@@ -534,9 +581,11 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                     best = l
             chosen[c] = best
             taken[best] = True
-        sides = 0.0
+        sides = _sides_outside(slopes, n, h, size, along, apart, whole_of, taken, _TIGHTEN * value, margin,
+                               vertex, linear)
         for l in range(m):
-            sides += along[l] if taken[l] else apart[l]
+            if taken[l]:
+                sides += along[l]
         top = -np.inf
         for v in range(1 << corners):
             for e in range(size3):

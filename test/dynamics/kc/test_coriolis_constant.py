@@ -20,7 +20,8 @@ from robot_dynamics_ros.dynamics import (
     CoriolisConstantError, CoriolisConstantRefinement, christoffel_symbols, coriolis_bounds,
     coriolis_constant_interval, load_urdf, puma_urdf)
 from robot_dynamics_ros.dynamics.kc import global_coriolis_constant
-from robot_dynamics_ros.dynamics.kc.boxes import _norm_bound, _whole_line_factor, box_bounds, lines_through
+from robot_dynamics_ros.dynamics.kc.boxes import (_norm_bound, _sides_outside, _whole_line_factor, box_bounds,
+                                                  lines_through)
 from robot_dynamics_ros.dynamics.kc.constant import kc_at
 from robot_dynamics_ros.dynamics.kc.search import Pace, refinement_for
 from robot_dynamics_ros.dynamics.kc.first_bound import first_upper_bound
@@ -268,6 +269,41 @@ def test_the_cheap_norm_bound_holds_and_is_near_n():
         ratios.append(_norm_bound(slope) / exact)
         frobenius.append(np.sqrt(np.sum(slope ** 2, axis=(0, 1)).sum()) / exact)
     assert min(ratios) >= 1.0 and np.median(ratios) <= 1.10 < np.median(frobenius), (ratios, frobenius)
+
+
+def test_the_sides_outside_the_vertices_hold_together():
+    """``_sides_outside`` bounds the linear sides outside the vertex search
+    together, by ``N'(sum_l t_l D_l)`` at half their vertices: on panda's
+    slopes of Gamma (central differences) at random configurations and
+    half-widths, it is above N of that sum at every vertex, both signs
+    (numpy's SVD), and never above the sides' separate bounds; where
+    their slopes cancel it is well below them (median 0.9x or less here,
+    so the test could fail). A side whose whole line is smaller stays
+    apart."""
+    model = load_urdf(named_urdf("panda"))
+    rng = np.random.default_rng(7)
+    n, m = model.nv, 6
+    ratios = []
+    for trial in range(20):
+        q = rng.uniform(-2.5, 2.5, model.nv)
+        slopes = np.array([(christoffel_symbols(model, q + step) - christoffel_symbols(model, q - step)) / 2e-5
+                           for step in np.eye(model.nv)[1:7] * 1e-5]).reshape(m, -1)
+        h = rng.uniform(0.05, 0.5, m)
+        size = np.array([h[l] * _norm_bound(slopes[l].reshape(n, n, n)) for l in range(m)])
+        along, whole = rng.uniform(0.0, 0.01, m), np.full(m, np.inf)
+        taken = np.zeros(m, dtype=bool)
+        taken[rng.choice(m, 2, replace=False)] = True
+        if trial % 2:
+            whole[rng.choice(np.flatnonzero(~taken))] = 0.0  # its whole line: it stays apart
+        apart = np.minimum(size + along, whole)
+        bound = _sides_outside(slopes, n, h, size, along, apart, whole, taken, 0.0, 0.0, np.empty(n ** 3),
+                               np.empty(m, dtype=np.int64))
+        linear = [l for l in range(m) if not taken[l] and whole[l] > 0.0]
+        signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * len(linear), indexing="ij")).reshape(len(linear), -1).T
+        exact = numpy_kc(((signs * h[linear]) @ slopes[linear]).reshape(-1, n, n, n)).max() + along[linear].sum()
+        assert exact <= bound <= apart[~taken].sum(), trial
+        ratios.append(bound / apart[~taken].sum())
+    assert np.median(ratios) <= 0.9, ratios
 
 
 def test_a_whole_line_bounds_the_change_along_it():
