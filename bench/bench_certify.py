@@ -16,8 +16,9 @@ each.
 Robots: ur5, kinova, the PUMA, panda (9 joints with its fingers), a
 12-joint arm with a gripper (a seeded 6-joint arm, then a palm with three
 2-joint fingers: a tree), and the 7-joint arms of issue 50: xarm7 and
-baxter (two 7-joint arms and a head, searched apart) with wide limits, and
-a seeded random chain of 7 joints, two of them continuous. Run alone (2 cores shared):
+baxter (two 7-joint arms and a head, searched apart) with wide limits, TALOS's
+left arm (7 joints and a gripper), and a seeded random chain of 7 joints, two
+of them continuous. Run alone (2 cores shared):
 
     python bench/bench_certify.py [--robots ur5 puma] [--workers 1 2] [--budget 120]
 """
@@ -55,6 +56,7 @@ ROBOTS = {
     "xarm7": (lambda: example_robot_urdf("xarm7"), 1.05),
     "baxter": (lambda: example_robot_urdf("baxter"), 1.05),
     "chain7": (lambda: named_urdf("chain-13-7"), 1.05),
+    "talos_arm": (lambda: example_robot_urdf("talos_left_arm"), 1.05),
 }
 
 
