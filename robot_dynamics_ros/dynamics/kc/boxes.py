@@ -654,7 +654,10 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     ``N(Gamma(c + t_l e_l) - Gamma(c)) <= sum_a N'(A_a) (1 - cos(min(a h_l,
     pi))) + N'(B_a) sin(min(a h_l, pi / 2))`` (``_whole_line_factor``):
     the linear model and its rest overstate a side most of a turn wide
-    (docs/coriolis_constant.md). The bound is also at most the Lipschitz
+    (docs/coriolis_constant.md). The sides outside S whose linear model is
+    the smaller may instead add their first-order parts together,
+    ``N'(sum_l t_l D_l)`` at a vertex of theirs (``_sides_outside``: their
+    slopes can cancel). The bound is also at most the Lipschitz
     bound ``k_c(c) + sum_l L_l h_l`` (N is a norm). Rounding: ``margin``
     per computed N, and the samples' error ``entry_margin`` per entry
     through the l1 norm of the weights that combine them. A side's excess (its share of the bound above
@@ -662,8 +665,8 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     mixed terms) picks the side to halve. The setup's frozen coordinates
     stay at ``base`` and add ``frozen_bound`` (``BoxSetup``). ``offer(values,
     q)`` receives k_c at the centres. Cost per box: 4 (revolute) or 2
-    (prismatic) evaluations of Gamma per side, and 2^|S| + 1 evaluations of
-    N, O(n^4) each.
+    (prismatic) evaluations of Gamma per side, 2^|S| + 1 evaluations of
+    N, O(n^4) each, and up to 2^(m - |S| - 1) of N'.
     """
     free, lines, base, (_, lipschitz, hessian, bands) = setup.free, setup.lines, setup.base, setup.derivatives
     count, m = centres.shape
