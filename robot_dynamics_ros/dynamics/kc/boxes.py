@@ -141,7 +141,9 @@ def fourier_derivative_bounds(model, free, prismatic, lo, hi, entry_margin, memo
     wide = np.flatnonzero(~np.asarray(prismatic, dtype=bool) & (np.asarray(hi) - np.asarray(lo) >= WIDE))
     targets = (mixed.mixed_targets(len(free), wide) if gamma_itself else [((), None)]) if len(free) else []
     squared_norms = squared_norms and not np.any(prismatic) and len(targets) > 0
-    entries = _gamma_entries(n, count, memory_bytes, squared_norms)
+    # the slices of joints on a fixed world are skew (``_gamma_entries``)
+    skew = np.zeros(n, dtype=bool) if model.floating or model.reduced else np.asarray(model.parent) < 0
+    entries = _gamma_entries(n, count, memory_bytes, squared_norms, skew)
     target_squares = mixed.new_squares(len(free), targets) if squared_norms else None
     q = np.tile(base, (count, 1))
     q[:, free] = grid
@@ -176,15 +178,21 @@ class _Entries(NamedTuple):
     pair_weights: np.ndarray
 
 
-def _gamma_entries(n, count, memory_bytes, squared_norms):
+def _gamma_entries(n, count, memory_bytes, squared_norms, skew):
     """The ``_Entries`` of an expansion from ``count`` samples within
     ``memory_bytes``: all n^3 when 48 bytes each per sample fit, else the
     entries with j <= k (Gamma[i, j, k] = Gamma[i, k, j], the others
-    counted twice) in blocks of 24 bytes per entry and sample."""
+    counted twice) in blocks of 24 bytes per entry and sample. The squared
+    Frobenius norms count a slice Gamma[:, :, k] of ``skew[k]`` half: a
+    real skew matrix's singular values come in pairs, so ``||S||_2^2 <=
+    ||S||_F^2 / 2``; a joint k on the fixed world has dM/dq_k = 0, so
+    ``Gamma_ijk = (dM_ik/dq_j - dM_jk/dq_i) / 2`` is skew in (i, j) at every
+    q, and so is every combination of its samples."""
     # Gamma[i, j, k] = Gamma[i, k, j]: the entries with j <= k, the others counted twice
     i, j, k = np.nonzero(np.ones((n, n, n), dtype=bool))
+    share = np.where(skew, 0.5, 1.0)  # of a slice's squared Frobenius norm
     entries = np.flatnonzero(j <= k)
-    weights = np.where(j[entries] < k[entries], 2.0, 1.0)
+    weights = share[k[entries]] + np.where(j[entries] < k[entries], share[j[entries]], 0.0)
     whole = 48 * count * n ** 3 <= memory_bytes
     if whole:  # every coefficient tensor at once: N itself rather than Frobenius
         entries, weights = np.arange(n ** 3), np.ones(n ** 3)
@@ -192,7 +200,8 @@ def _gamma_entries(n, count, memory_bytes, squared_norms):
     pair_entries = pair_weights = None
     if squared_norms:
         pair_entries = np.flatnonzero(j[entries] <= k[entries])  # the whole case's entries: each pair once
-        pair_weights = np.where(j[entries][pair_entries] < k[entries][pair_entries], 2.0, 1.0)
+        jp, kp = j[entries][pair_entries], k[entries][pair_entries]
+        pair_weights = share[kp] + np.where(jp < kp, share[jp], 0.0)
     return _Entries(entries, weights, whole, block, pair_entries, pair_weights)
 
 
@@ -363,7 +372,11 @@ def _norm_bound(A, worth=0.0):
     (the Schatten 4-norm squared: ||B||_2^4 = lambda_max(B^T B)^2 <=
     sum_i lambda_i(B^T B)^2; near ||B||_2^2 on Gamma's slopes and rests,
     where the Frobenius norm counts every singular value; it costs three
-    times the other two). Rounding: each entry of the computed B^T B is
+    times the other two). A slice skew to 1% (a joint on the world's:
+    ``_gamma_entries``) has its singular values in pairs, where that is
+    sqrt(2) too high: it takes ``(||S||_2 + ||E||_F)^2`` instead, S = (B -
+    B^T) / 2 (computed exactly skew, off by eps |S| per entry), E = (B +
+    B^T) / 2, ``||S||_2^2 <= ||S^T S||_F / sqrt(2)``. Rounding: each entry of the computed B^T B is
     off by at most gamma_n (|B|^T |B|)_ab (Higham 2002, eq. 3.13), so its
     Frobenius norm by at most gamma_n ||B||_F^2, added with a factor 2;
     the sums are inflated by 4 (n^2 + 2) eps. The Schatten term is taken
@@ -400,9 +413,17 @@ def _norm_bound(A, worth=0.0):
                 total += cheap[k]
                 continue
             frobenius = squares[k]
+            symmetric = 0.0  # ||E||_F^2, E = (B + B^T) / 2
             for i in range(n):
                 for j in range(n):
                     columns_of[j, i] = A[i, j, k]
+                    part = 0.5 * (A[i, j, k] + A[j, i, k])
+                    symmetric += part * part
+            skew = symmetric <= 1e-4 * frobenius
+            if skew:  # S = (B - B^T) / 2 in columns_of: computed exactly skew
+                for i in range(n):
+                    for j in range(n):
+                        columns_of[j, i] = 0.5 * (A[i, j, k] - A[j, i, k])
             if 1e-140 <= frobenius <= 1e140:  # the squares of B^T B's entries neither overflow nor underflow
                 gram = 0.0
                 for a in range(n):
@@ -412,6 +433,10 @@ def _norm_bound(A, worth=0.0):
                             entry += columns_of[a, i] * columns_of[b, i]
                         gram += (2.0 if b > a else 1.0) * entry * entry
                 schatten = np.sqrt(gram) * (1.0 + 4 * (n * n + 2) * _EPS) + 4 * (n + 2) * _EPS * frobenius
+                if skew:  # ||S||_2 + ||E||_F, the computed S off by eps |S| per entry
+                    root = np.sqrt(schatten / np.sqrt(2.0)) * (1.0 + 4 * _EPS) \
+                        + np.sqrt(symmetric) * (1.0 + 4 * (n * n + 2) * _EPS) + 2 * _EPS * np.sqrt(frobenius)
+                    schatten = root * root * (1.0 + 4 * _EPS)
                 cheap[k] = min(cheap[k], schatten)
             total += cheap[k]
     return np.sqrt(total) * (1.0 + 4 * (n + 2) * _EPS)
@@ -496,6 +521,40 @@ def _sides_outside(slopes, n, h, size, along, apart, whole, taken, worth, margin
 
 
 @njit(cache=True, nogil=True)
+def _vertices_top(centre, slopes, h, sides, count, worth, work, signs):
+    """``max_s N'(centre + sum_i s_i h_l D_l)`` over the 2^count sign vectors
+    s of the sides ``sides[:count]`` (l = sides[i], D_l = slopes[l]), one
+    side flipped per step (a Gray code: n^3 additions per vertex), and a
+    bound on the rounding of the vertices so formed: each entry is a chain
+    of at most J = 2^count + count sums and products of terms at most
+    ``|centre| + 3 sum h |D|``, so off by J 2 eps times that, whose N is at
+    most J 2 eps sqrt(n) (N(centre) + 3 sum h N(D)) (||X||_F <= sqrt(n)
+    N(X)); returned as its factor ``J 2 eps sqrt(n)``. ``work`` (n^3,) and
+    ``signs`` (m,) are scratch."""
+    size3 = centre.shape[0]
+    n = int(round(size3 ** (1.0 / 3.0)))
+    for e in range(size3):
+        work[e] = centre[e]
+    for i in range(count):
+        l = sides[i]
+        signs[i] = -1.0
+        for e in range(size3):
+            work[e] -= h[l] * slopes[l, e]
+    top = _norm_bound(work.reshape((n, n, n)), worth)
+    for v in range(1, 1 << count):
+        i = 0
+        while not (v >> i) & 1:  # the Gray code flips the side of v's lowest set bit
+            i += 1
+        l = sides[i]
+        signs[i] = -signs[i]
+        step = 2.0 * signs[i] * h[l]
+        for e in range(size3):
+            work[e] += step * slopes[l, e]
+        top = max(top, _norm_bound(work.reshape((n, n, n)), worth))
+    return top, 2.0 * ((1 << count) + count) * _EPS * np.sqrt(n)
+
+
+@njit(cache=True, nogil=True)
 def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, power, cap,
                 lipschitz, hessian, bands, margin, sampled, grams, bounds, excess, centre_values):
     """The bounds of ``box_bounds`` from the boxes' samples gamma (boxes,
@@ -512,6 +571,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
     apart = np.empty(m)
     whole_of = np.empty(m)
     linear = np.empty(m, dtype=np.int64)
+    signs = np.empty(m)
     corners = min(2, m)
     chosen = np.empty(corners, dtype=np.int64)
     taken = np.empty(m, dtype=np.bool_)
@@ -596,6 +656,21 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
                     vertex[e] += step * slopes[chosen[c], e]
             top = max(top, config_constant_kernel(vertex.reshape((n, n, n)), grams))
         second = top + margin + sides + mixed
+        # every side whose linear model beats its whole line, at the vertices together (N')
+        count = 0
+        others = 0.0
+        spread = 0.0
+        for l in range(m):
+            if size[l] + along[l] < whole_of[l]:
+                linear[count] = l
+                count += 1
+                others += along[l]
+                spread += size[l]
+            else:
+                others += whole_of[l]
+        if count > corners:
+            every, rounding = _vertices_top(centre, slopes, h, linear, count, _TIGHTEN * value, vertex, signs)
+            second = min(second, every + margin + rounding * (value + margin + 3.0 * spread) + others + mixed)
         first = value + margin
         for l in range(m):
             first += h[l] * lipschitz[l]
@@ -657,7 +732,9 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     (docs/coriolis_constant.md). The sides outside S whose linear model is
     the smaller may instead add their first-order parts together,
     ``N'(sum_l t_l D_l)`` at a vertex of theirs (``_sides_outside``: their
-    slopes can cancel). The bound is also at most the Lipschitz
+    slopes can cancel), or all of them with the centre, ``N'(Gamma(c) +
+    sum_l t_l D_l)`` at their 2^k vertices (``_vertices_top``), the other
+    sides adding their whole lines. The bound is also at most the Lipschitz
     bound ``k_c(c) + sum_l L_l h_l`` (N is a norm). Rounding: ``margin``
     per computed N, and the samples' error ``entry_margin`` per entry
     through the l1 norm of the weights that combine them. A side's excess (its share of the bound above
@@ -666,7 +743,7 @@ def box_bounds(model, setup, centres, halves, offer, pace):
     stay at ``base`` and add ``frozen_bound`` (``BoxSetup``). ``offer(values,
     q)`` receives k_c at the centres. Cost per box: 4 (revolute) or 2
     (prismatic) evaluations of Gamma per side, 2^|S| + 1 evaluations of
-    N, O(n^4) each, and up to 2^(m - |S| - 1) of N'.
+    N, O(n^4) each, and up to 2^(m - |S| - 1) + 2^m of N', O(n^3) each.
     """
     free, lines, base, (_, lipschitz, hessian, bands) = setup.free, setup.lines, setup.base, setup.derivatives
     count, m = centres.shape

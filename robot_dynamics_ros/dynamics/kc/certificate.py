@@ -43,7 +43,7 @@ METHOD = ("dyadic boxes: exact line restrictions of Gamma + global bounds on the
           "and on frozen coordinates' effect (the coefficients of their squared norms)")
 # bumped whenever a change to the box bounds or the first bound could
 # change what a certificate's leaves mean: older certificates are refused
-METHOD_VERSION = 4
+METHOD_VERSION = 5
 _EPS = np.finfo(float).eps
 
 

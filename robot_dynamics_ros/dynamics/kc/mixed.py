@@ -18,10 +18,13 @@ Here instead: ``P(q) = ||D(q)||_F^2`` with ``D = d2 Gamma/dq_l dq_p`` (a
 target ``()``) is a trigonometric polynomial of degree <= 4 in every angle,
 so its values on the grid of 9 angles per coordinate (``2 pi j / 9``) give
 its Fourier coefficients ``A_gamma`` exactly (a 9-point DFT per axis, no
-aliasing), and ``sup_q P(q) <= sum_gamma |A_gamma|``. Then ``N(D) <=
-||D||_F <= sqrt(sum_gamma |A_gamma|)``: the coefficients of the square keep
-the cancellations (how close both come to the sampled maxima:
-bench/diag_mixed_derivative_bounds.py, docs/coriolis_constant.md).
+aliasing), and ``sup_q P(q) <= sum_gamma |A_gamma|``, or tighter, exact
+along two axes on a finer grid (``_sup_along_two_axes``). Then ``N(D) <=
+||D||_F <= sqrt(sup P)``: the coefficients of the square keep the
+cancellations (how close both come to the sampled maxima:
+bench/diag_mixed_derivative_bounds.py, docs/coriolis_constant.md). The
+slice of a joint on the world is skew and counts half in P
+(``boxes._gamma_entries``): then ``N(D)^2 <= P``.
 
 A target may also keep, along one of its axes l, the terms of order +-a
 alone (a *band*, ``mixed_targets``): ``W[p, l, a - 1] >= N(g_a)`` for g_a
@@ -65,6 +68,9 @@ _BLOCK_BYTES = 256e6
 _EPS = np.finfo(float).eps
 # an entry whose mixed terms reach less than this share of the largest entry's is left out of a pair's grid
 _LEFT_OUT = 1e-6
+# angles per axis of the finer grid along two axes of P (``_sup_along_two_axes``):
+# Szegő's factor cos(4 pi / 48)^-2 = 1.07 on P
+FINE = 48
 
 
 def mixed_pairs(m):
@@ -232,9 +238,69 @@ def _grid_margin(m, n):
     return 10.0 * GRID ** (m / 2) * (10 * m + n ** 3 + 30 + 5 * np.log2(GRID ** m)) * _EPS
 
 
+def _along(coefficients, axes, points):
+    """(points,) * len(axes): ``sum over the other axes' orders of |sum over
+    the orders gamma of ``axes`` A_gamma e^{i gamma . y}|`` at the grid of
+    ``points`` equispaced angles y per axis of ``axes`` (the polynomial's
+    coefficients ``A`` (9,) * m, as ``np.fft.fftn`` orders them), its
+    values exact along ``axes`` and bounded by the triangle inequality
+    along the others. A real polynomial's coefficients are Hermitian
+    (``A_-gamma = conj(A_gamma)``), so the inner sums of opposite orders of
+    the other axes are conjugate: those whose last order is 1..4 are
+    counted twice, for their opposites (-1..-4), and those whose last order
+    is 0 once each."""
+    k = len(axes)
+    moved = np.moveaxis(coefficients, axes, range(k))
+    if moved.ndim == k:  # no other axis
+        moved, weights = moved[..., None], np.ones(1)
+    else:
+        moved = moved.reshape((GRID,) * k + (-1, GRID))[..., :5].reshape((GRID,) * k + (-1,))
+        weights = np.tile([1.0, 2.0, 2.0, 2.0, 2.0], moved.shape[-1] // 5)
+    orders = np.fft.fftfreq(GRID, 1.0 / GRID).astype(int) % points
+    total = np.zeros((points,) * k)
+    step = max(1, int(4e6 // points ** k))
+    for start in range(0, moved.shape[-1], step):
+        stop = min(moved.shape[-1], start + step)
+        padded = np.zeros((points,) * k + (stop - start,), dtype=complex)
+        padded[np.ix_(*([orders] * k))] = moved[..., start:stop]
+        values = np.fft.ifftn(padded, axes=tuple(range(k))) * points ** k
+        total += np.abs(values) @ weights[start:stop]
+    return total
+
+
+def _sup_along_two_axes(coefficients):
+    """An upper bound on ``sup_q P(q)``, P >= 0 a trigonometric polynomial
+    of degree <= 4 per angle with coefficients ``A`` (9,) * m, tighter than
+    ``sum |A_gamma|``: exact along the two axes S where that helps most,
+    on a grid of ``FINE`` angles, the triangle inequality along the
+    others (``_along``). Why it holds: at a maximiser x* of P, P restricted to
+    the line through x* along an axis of S is a real nonnegative
+    polynomial of degree <= 4 whose maximum is P(x*), and within pi / FINE
+    of its maximiser it is at least cos(4 pi / FINE) times that (Szegő's
+    inequality, ``T'^2 + 4^2 T^2 <= 4^2 ||T||^2``); from that grid point
+    along the second axis of S the same, so some grid point y of S has
+    ``P(y, x*_rest) >= cos(4 pi / FINE)^2 P(x*)``, and ``P(y, x*_rest) <=
+    _along(y)``. The axes: those of the two smallest such bounds along one
+    axis alone (on a grid of ``FINE // 2``). Rounding: the inverse DFTs are
+    off by at most ``5 log2(N) eps sqrt(N)`` times their input's l1 norm
+    (N points; Higham 2002, Thm. 24.2, and ||.||_2 <= ||.||_1), the sums
+    of absolute values by ``9^m eps`` relative; both added."""
+    m = coefficients.ndim
+    if m == 0:
+        return float(abs(coefficients))
+    single = [(_along(coefficients, (axis,), FINE // 2).max(), axis) for axis in range(m)]
+    axes = tuple(sorted(axis for _, axis in sorted(single)[:2]))
+    points = FINE ** len(axes)
+    top = float(_along(coefficients, axes, FINE).max())
+    l1 = float(np.abs(coefficients).sum())
+    rounding = 5.0 * np.log2(points) * np.sqrt(points) * _EPS * l1 + GRID ** m * _EPS * top
+    return (top + rounding) / (np.cos(4.0 * np.pi / FINE) * (1.0 - 4.0 * _EPS)) ** len(axes)
+
+
 def squared_bounds(squares, n, entry_margin):
     """(targets,): ``N(D) <= ||D||_F <= bound`` for every q, per target
-    (module docstring), from the accumulated ``squares``."""
+    (module docstring), from the accumulated ``squares``: P's supremum
+    the smaller of ``sum |A_gamma|`` and ``_sup_along_two_axes``."""
     targets, grids, frobenius, left_out = squares
     m = frobenius.ndim
     norms = np.sqrt(frobenius)
@@ -243,8 +309,8 @@ def squared_bounds(squares, n, entry_margin):
         factor = _factor(m, target)
         triangle = float((factor * norms).sum())
         coefficients = np.fft.fftn(grids[index]) / GRID ** m
-        total = (float(np.abs(coefficients).sum()) + left_out[index]) * (1.0 + 1e-12) \
-            + _grid_margin(m, n) * triangle * triangle
+        top = min(float(np.abs(coefficients).sum()), _sup_along_two_axes(coefficients))
+        total = (top + left_out[index]) * (1.0 + 1e-12) + _grid_margin(m, n) * triangle * triangle
         error = float(factor.sum()) * np.sqrt(n ** 3) * entry_margin
         bounds[index] = np.sqrt(total) + error
     return bounds
