@@ -477,6 +477,29 @@ def _band_change(second, bands, h):
 
 
 @njit(cache=True, nogil=True)
+def _linear_sides(size, along, whole, taken, linear):
+    """The sides l not ``taken`` whose linear model (first order ``size``
+    plus ``along``, its slope error and own rest) is below their ``whole``
+    line, into ``linear[:count]``: (count, what the sides add besides their
+    first order, their sizes summed) = (count, sum of ``along`` over them
+    plus ``whole`` over the others, sum of ``size`` over them)."""
+    count = 0
+    rest = 0.0
+    spread = 0.0
+    for l in range(len(size)):
+        if taken[l]:
+            continue
+        if size[l] + along[l] < whole[l]:
+            linear[count] = l
+            count += 1
+            rest += along[l]
+            spread += size[l]
+        else:
+            rest += whole[l]
+    return count, rest, spread
+
+
+@njit(cache=True, nogil=True)
 def _sides_outside(slopes, n, h, size, along, apart, whole, taken, worth, margin, work, linear):
     """A bound on what the sides l outside the vertex search (not ``taken``)
     add to ``box_bounds``' second-order form: the smaller of each side's own
@@ -491,20 +514,10 @@ def _sides_outside(slopes, n, h, size, along, apart, whole, taken, worth, margin
     computed N. ``slopes`` (m, n^3); ``work`` (n^3,) and ``linear`` (m,) are scratch."""
     m, size3 = slopes.shape
     separate = 0.0
-    together = 0.0
-    spread = 0.0
-    count = 0
     for l in range(m):
-        if taken[l]:
-            continue
-        separate += apart[l]
-        if size[l] + along[l] < whole[l]:
-            linear[count] = l
-            count += 1
-            together += along[l]
-            spread += size[l]
-        else:
-            together += whole[l]
+        if not taken[l]:
+            separate += apart[l]
+    count, together, spread = _linear_sides(size, along, whole, taken, linear)
     if count < 2:
         return separate
     top = 0.0
@@ -521,7 +534,7 @@ def _sides_outside(slopes, n, h, size, along, apart, whole, taken, worth, margin
 
 
 @njit(cache=True, nogil=True)
-def _vertices_top(centre, slopes, h, sides, count, worth, work, signs):
+def _vertices_top(centre, slopes, n, h, sides, count, worth, work, signs):
     """``max_s N'(centre + sum_i s_i h_l D_l)`` over the 2^count sign vectors
     s of the sides ``sides[:count]`` (l = sides[i], D_l = slopes[l]), one
     side flipped per step (a Gray code: n^3 additions per vertex), and a
@@ -532,7 +545,6 @@ def _vertices_top(centre, slopes, h, sides, count, worth, work, signs):
     N(X)); returned as its factor ``J 2 eps sqrt(n)``. ``work`` (n^3,) and
     ``signs`` (m,) are scratch."""
     size3 = centre.shape[0]
-    n = int(round(size3 ** (1.0 / 3.0)))
     for e in range(size3):
         work[e] = centre[e]
     for i in range(count):
@@ -575,6 +587,7 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
     corners = min(2, m)
     chosen = np.empty(corners, dtype=np.int64)
     taken = np.empty(m, dtype=np.bool_)
+    none_taken = np.zeros(m, dtype=np.bool_)
     for b in range(count):
         centre = gamma[b, 0]
         h = halves[b]
@@ -657,19 +670,9 @@ def _box_kernel(gamma, halves, samples, derivative, rests, curvature, scale, pow
             top = max(top, config_constant_kernel(vertex.reshape((n, n, n)), grams))
         second = top + margin + sides + mixed
         # every side whose linear model beats its whole line, at the vertices together (N')
-        count = 0
-        others = 0.0
-        spread = 0.0
-        for l in range(m):
-            if size[l] + along[l] < whole_of[l]:
-                linear[count] = l
-                count += 1
-                others += along[l]
-                spread += size[l]
-            else:
-                others += whole_of[l]
+        count, others, spread = _linear_sides(size, along, whole_of, none_taken, linear)
         if count > corners:
-            every, rounding = _vertices_top(centre, slopes, h, linear, count, _TIGHTEN * value, vertex, signs)
+            every, rounding = _vertices_top(centre, slopes, n, h, linear, count, _TIGHTEN * value, vertex, signs)
             second = min(second, every + margin + rounding * (value + margin + 3.0 * spread) + others + mixed)
         first = value + margin
         for l in range(m):

@@ -343,7 +343,7 @@ def test_every_linear_side_at_the_vertices():
         h = rng.uniform(0.05, 0.5, m)
         count = 3 + trial % 4
         sides = rng.permutation(m)[:count]
-        top, rounding = _vertices_top(centre, slopes, h, sides, count, 0.0, np.empty(n ** 3), np.empty(m))
+        top, rounding = _vertices_top(centre, slopes, n, h, sides, count, 0.0, np.empty(n ** 3), np.empty(m))
         signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * count, indexing="ij")).reshape(count, -1).T
         vertices = centre + (signs * h[sides]) @ slopes[sides]
         each = [_norm_bound(v.reshape(n, n, n)) for v in vertices]
